@@ -1,0 +1,354 @@
+package topic
+
+import (
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// A Broker routes published values to subscriptions by Go type.
+//
+// The zero Broker is ready to use. Brokers are independent: a value published
+// to one is never observed through another. A Broker must not be copied after
+// first use; go vet reports copies.
+//
+// A Broker keeps every subscription until it is cancelled, and a small routing
+// entry for every type it has routed, for as long as the Broker is reachable.
+type Broker struct {
+	// table is the routing table, nil until the first subscription. Stored
+	// only with mu held; loaded by publishers without any lock.
+	table atomic.Pointer[table]
+
+	mu sync.Mutex // serialises subscribe, cancel and the resolution of new types
+	// all lists every entry of the table, in insertion order. Guarded by mu.
+	all []*entry
+	// wild lists the live subscriptions that have an interface source, in
+	// subscription order. Guarded by mu.
+	wild []subscriber
+}
+
+// A subscriber is a subscription, whatever its type.
+type subscriber interface {
+	sources() []source // From sources in order, then the own type
+	isWild() bool      // some source is an interface type
+}
+
+// sub is a channel subscription of type T.
+type sub[T any] struct {
+	ch   chan T
+	b    *Broker
+	srcs []source // From sources, in order; never changes after Subscribe
+	// dead is set by cancel before it waits for the guard. A publisher that
+	// re-enters the guard after running a From function checks it, since its
+	// route may predate the cancellation.
+	dead      atomic.Bool
+	wild      bool // never changes after Subscribe
+	cancelled bool // guarded by b.mu
+}
+
+// Publish offers v to every subscription that matches it.
+//
+// The topic is T, the compile-time type of v. Publishing a value no
+// subscription matches is valid and has no effect.
+//
+// Delivery to each matching subscription is a non-blocking send: if the
+// subscription cannot accept the value immediately, the value is dropped for
+// that subscription only. Publish never blocks on a subscriber and never
+// returns before delivery has been attempted for every subscription
+// registered when it began.
+func (b *Broker) Publish[T any](v T) {
+	t := b.table.Load()
+	if t == nil {
+		return
+	}
+	k := keyOf[T]()
+	e := t.find(k, nil)
+	if e != nil && e.iface {
+		e = t.find(k, dynamicKey(any(v))) // v is an interface: no allocation
+	}
+	if e == nil {
+		if !t.wild {
+			return
+		}
+		e = b.resolve(k, v)
+	}
+	// Safety: e was found under keyOf[T], so its route is a *route[T].
+	r := (*route[T])(unsafe.Pointer(e.route.Load()))
+	if r == nil {
+		return
+	}
+	deliver(t.guard, e, r, v)
+}
+
+// resolve returns the entry for a publication of v, of static type T with
+// key k, creating it from the wildcard subscriptions if it is missing. It is
+// called once per new type, or per new dynamic type of an interface type.
+func (b *Broker) resolve[T any](k unsafe.Pointer, v T) *entry {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.table.Load()
+	typ := reflect.TypeFor[T]()
+	if !isInterface(typ) {
+		if e := t.find(k, nil); e != nil {
+			return e
+		}
+		return b.addEntryLocked(newEntry[T](nil, typ, false))
+	}
+	if t.find(k, nil) == nil {
+		b.addEntryLocked(newEntry[T](nil, nil, true))
+	}
+	x := any(v)
+	dk := dynamicKey(x)
+	if e := b.table.Load().find(k, dk); e != nil {
+		return e
+	}
+	var dt reflect.Type
+	if x != nil {
+		dt = reflect.TypeOf(x)
+	}
+	return b.addEntryLocked(newEntry[T](dk, dt, false))
+}
+
+// addEntryLocked routes the wildcard subscriptions that match e, then
+// publishes a table holding e. Concrete sources are routed by their
+// subscription.
+func (b *Broker) addEntryLocked(e *entry) *entry {
+	if !e.iface {
+		for _, s := range b.wild {
+			if src, boxed := decide(s.sources(), e); src != nil {
+				e.edit.addLocked(e, src, boxed)
+			}
+		}
+	}
+	t := b.table.Load()
+	n := t.with(e)
+	if t == nil {
+		n.guard = newGuard()
+	}
+	b.all = append(b.all, e)
+	b.table.Store(n) // built fresh, never mutated: publish it last
+	return e
+}
+
+// Subscribe registers a subscription for values of type T and returns its
+// channel and a cancellation function.
+//
+// By default the subscription accepts publications whose type is T, or whose
+// value implements T when T is an interface type. From adds source types it
+// also accepts, and Buffer sets its capacity; without it the capacity is one.
+//
+// Cancelling unregisters the subscription and closes the channel, which ends
+// a range loop over it. Cancelling is idempotent, and after it returns nothing
+// is ever sent on the channel again. A subscription that is never cancelled is
+// retained by the broker, so callers should cancel when they stop receiving.
+func (b *Broker) Subscribe[T any](opts ...Option[T]) (<-chan T, func()) {
+	s := &sub[T]{b: b}
+	c := config[T]{sub: s, capacity: 1}
+	for _, o := range opts {
+		if o.apply != nil {
+			o.apply(&c)
+		}
+	}
+	s.ch = make(chan T, c.capacity)
+	srcs := s.sources()
+	for _, src := range srcs {
+		s.wild = s.wild || isInterface(src.typ())
+	}
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Make sure every concrete source type has an entry; one created here
+	// is routed to the wildcard subscriptions already, not yet to s.
+	for _, src := range srcs {
+		if !isInterface(src.typ()) && b.entryLocked(src.key()) == nil {
+			b.addEntryLocked(src.newEntry())
+		}
+	}
+	if s.wild {
+		b.wild = append(b.wild, s)
+		if t := b.table.Load(); t == nil || !t.wild {
+			b.setWildLocked(true)
+		}
+	}
+	for _, e := range b.candidatesLocked(s) {
+		if src, boxed := decide(srcs, e); src != nil {
+			e.edit.addLocked(e, src, boxed)
+		}
+	}
+	return s.ch, s.cancel
+}
+
+// entryLocked returns the entry stored under (k, nil), or nil.
+func (b *Broker) entryLocked(k unsafe.Pointer) *entry {
+	if t := b.table.Load(); t != nil {
+		return t.find(k, nil)
+	}
+	return nil
+}
+
+// candidatesLocked returns the entries whose routes s may belong to: all of
+// them for a wildcard subscription, else those of its source types.
+func (b *Broker) candidatesLocked(s subscriber) []*entry {
+	if s.isWild() {
+		var es []*entry
+		for _, e := range b.all {
+			if !e.iface {
+				es = append(es, e)
+			}
+		}
+		return es
+	}
+	var es []*entry
+	for _, src := range s.sources() {
+		if e := b.entryLocked(src.key()); e != nil && !containsEntry(es, e) {
+			es = append(es, e)
+		}
+	}
+	return es
+}
+
+func containsEntry(es []*entry, e *entry) bool {
+	for _, x := range es {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
+// setWildLocked publishes a copy of the table with wild set to w.
+func (b *Broker) setWildLocked(w bool) {
+	t := b.table.Load()
+	var n table
+	if t != nil {
+		n = *t // the slots are shared: they are never mutated
+	} else {
+		n = table{slots: make([]slot, 8), shift: 64 - 3, guard: newGuard()}
+	}
+	n.wild = w
+	b.table.Store(&n)
+}
+
+// cancel unregisters s, waits until no publisher can still send to it, and
+// closes its channel. Concurrent and repeated calls return after the first
+// has closed the channel.
+func (s *sub[T]) cancel() {
+	b := s.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.cancelled {
+		return
+	}
+	s.cancelled = true
+	s.dead.Store(true)
+	for _, e := range b.candidatesLocked(s) {
+		e.edit.removeLocked(e, s)
+	}
+	if s.wild {
+		b.wild = deleteSubscriber(b.wild, s)
+		if len(b.wild) == 0 {
+			b.setWildLocked(false)
+		}
+	}
+	if t := b.table.Load(); t != nil {
+		t.guard.wait()
+	}
+	close(s.ch)
+}
+
+func deleteSubscriber(ss []subscriber, s subscriber) []subscriber {
+	for i, x := range ss {
+		if x == s {
+			return append(ss[:i:i], ss[i+1:]...)
+		}
+	}
+	return ss
+}
+
+func (s *sub[T]) sources() []source {
+	return append(s.srcs[:len(s.srcs):len(s.srcs)], source(s))
+}
+
+func (s *sub[T]) isWild() bool { return s.wild }
+
+// A subscription is its own last source.
+
+func (s *sub[T]) key() unsafe.Pointer { return keyOf[T]() }
+func (s *sub[T]) typ() reflect.Type   { return reflect.TypeFor[T]() }
+func (s *sub[T]) owner() subscriber   { return s }
+func (s *sub[T]) runsUserCode() bool  { return false }
+func (s *sub[T]) newEntry() *entry    { return newEntry[T](nil, reflect.TypeFor[T](), false) }
+
+// deliverBoxed sends x, which the route matched against T, an interface
+// type. The caller is inside the guard.
+func (s *sub[T]) deliverBoxed(_ *guard, x any) {
+	v, ok := x.(T)
+	if !ok && x != nil {
+		return // unreachable: the route matched x against T
+	}
+	select {
+	case s.ch <- v:
+	default:
+	}
+}
+
+// sendGuarded sends v from outside the guard: after a From function ran.
+func (s *sub[T]) sendGuarded(g *guard, v T) {
+	c := g.enter()
+	if !s.dead.Load() {
+		select {
+		case s.ch <- v:
+		default:
+		}
+	}
+	g.exit(c)
+}
+
+// deliver offers v to the route r of entry e.
+func deliver[T any](g *guard, e *entry, r *route[T], v T) {
+	if len(r.typed)+len(r.boxed)+len(r.boxedFrom) == 0 {
+		// Only plain sends: when every buffer is full, every send would
+		// fail, so drop without entering the guard. A cancelled
+		// subscription may still be listed here; it is not sent to.
+		full := true
+		for _, c := range r.direct {
+			if cap(c) == 0 || len(c) < cap(c) {
+				full = false
+				break
+			}
+		}
+		if full {
+			return
+		}
+	}
+	c := g.enter()
+	// The route must be loaded inside the guard (see guard).
+	// Safety: as in Publish.
+	r = (*route[T])(unsafe.Pointer(e.route.Load()))
+	if r == nil {
+		g.exit(c)
+		return
+	}
+	for _, ch := range r.direct {
+		select {
+		case ch <- v:
+		default:
+		}
+	}
+	var x any
+	if len(r.boxed)+len(r.boxedFrom) > 0 {
+		x = any(v) // the one boxing, shared by every interface subscription
+		for _, s := range r.boxed {
+			s.deliverBoxed(g, x)
+		}
+	}
+	g.exit(c)
+	// From functions run outside the guard; each send re-enters it.
+	for _, s := range r.typed {
+		s.deliver(g, v)
+	}
+	for _, s := range r.boxedFrom {
+		s.deliverBoxed(g, x)
+	}
+}

@@ -1,0 +1,219 @@
+package topic
+
+import (
+	"reflect"
+	"slices"
+	"sync/atomic"
+	"unsafe"
+)
+
+// A table maps a publication's types to the entry holding its route. It is
+// immutable once stored in Broker.table: a writer (holding Broker.mu) that adds
+// an entry builds a fresh table, fills it, and publishes it last, so a
+// concurrent publisher sees either the old table or the complete new one.
+//
+// Keys are runtime type descriptors. A publication of a concrete type P is
+// found under (key(P), nil). A publication made through an interface type I
+// first finds a header under (key(I), nil), then its route under
+// (key(I), key of the value's dynamic type), or (key(I), nilDynamic) for a nil
+// value. Entries are never removed: a type that was once routed keeps its
+// entry, so that subscribing and cancelling never rebuild the table; their
+// number is bounded by the types the program publishes and subscribes to.
+type table struct {
+	slots []slot // open addressing, linear probing; len is a power of two
+	shift uint8  // 64 - log2(len(slots))
+	count int    // entries in slots
+	guard *guard // the broker's guard; never changes
+	// wild is set when some subscription has an interface source, so that a
+	// publication without an entry must be resolved against them before it is
+	// known to match nothing.
+	wild bool
+}
+
+type slot struct {
+	static, dynamic unsafe.Pointer
+	e               *entry
+}
+
+// nilDynamic is the dynamic key of a nil interface value.
+var nilDynamic = unsafe.Pointer(new(byte))
+
+func hash(static, dynamic unsafe.Pointer, shift uint8) uintptr {
+	return ((uintptr(static) ^ uintptr(dynamic)>>3) * 0x9E3779B97F4A7C15) >> shift
+}
+
+// find returns the entry stored under the key pair, or nil.
+func (t *table) find(static, dynamic unsafe.Pointer) *entry {
+	mask := uintptr(len(t.slots) - 1)
+	for i := hash(static, dynamic, t.shift); ; i = (i + 1) & mask {
+		s := &t.slots[i&mask]
+		if s.static == static && s.dynamic == dynamic {
+			return s.e
+		}
+		if s.e == nil {
+			return nil
+		}
+	}
+}
+
+// with returns a copy of t, or a new table if t is nil, holding e as well.
+func (t *table) with(e *entry) *table {
+	n := &table{}
+	if t != nil {
+		*n = *t
+	}
+	size := 8
+	for size < 2*(n.count+1) {
+		size *= 2
+	}
+	n.shift = uint8(64 - log2(size))
+	n.slots = make([]slot, size)
+	n.count = 0
+	if t != nil {
+		for _, s := range t.slots {
+			if s.e != nil {
+				n.insert(s.e)
+			}
+		}
+	}
+	n.insert(e)
+	return n
+}
+
+func (t *table) insert(e *entry) {
+	mask := uintptr(len(t.slots) - 1)
+	i := hash(e.static, e.dynamic, t.shift)
+	for t.slots[i].e != nil {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = slot{e.static, e.dynamic, e}
+	t.count++
+}
+
+// An entry holds the route of one kind of publication: a static type, and for
+// an interface type the dynamic type of the value.
+type entry struct {
+	// route is a *route[P], P being the static type; nil when nothing
+	// matches. Replaced whole by writers, never mutated once stored.
+	route atomic.Pointer[byte]
+
+	static, dynamic unsafe.Pointer // the table key; never change
+	// typ is the type of the values this entry routes: the static type if it
+	// is concrete, else the dynamic type, nil for a nil interface value or a
+	// header. Never changes.
+	typ   reflect.Type
+	iface bool // a header: the static type is an interface; holds no route
+	edit  editor
+}
+
+// An editor changes the routes of entries whose static type it was made for.
+// Its methods are called with Broker.mu held.
+type editor interface {
+	addLocked(e *entry, src source, boxed bool)
+	removeLocked(e *entry, s subscriber)
+}
+
+// A route lists where a publication of static type T goes. It is immutable
+// once stored in an entry: writers publish a new one.
+//
+// Appending to a route may reuse the spare capacity of its slices: elements
+// past a route's length are written only by the writer holding Broker.mu and
+// are reachable only through a route stored after them. Removal always
+// copies, so a backing array is only ever appended to by the current route.
+type route[T any] struct {
+	direct []chan T         // subscriptions of type T: a plain send
+	typed  []typedSource[T] // From sources of type T: call f, then send
+	boxed  []boxedSource    // interface sources of subscriptions: assert, send
+	// boxedFrom are From sources of an interface type: assert, call f, send.
+	boxedFrom []boxedSource
+}
+
+func (r *route[T]) empty() bool {
+	return len(r.direct)+len(r.typed)+len(r.boxed)+len(r.boxedFrom) == 0
+}
+
+// editorOf is the editor of entries whose static type is T.
+type editorOf[T any] struct{}
+
+// newEntry returns an entry for publications of static type T, whose values
+// have type typ; dynamic is nil for a concrete T or a header.
+func newEntry[T any](dynamic unsafe.Pointer, typ reflect.Type, iface bool) *entry {
+	return &entry{static: keyOf[T](), dynamic: dynamic, typ: typ, iface: iface, edit: editorOf[T]{}}
+}
+
+func (editorOf[T]) load(e *entry) *route[T] {
+	// Safety: e.route only ever holds a *route[T] for the T of e.static,
+	// and this editor is only attached to such entries (newEntry[T]).
+	return (*route[T])(unsafe.Pointer(e.route.Load()))
+}
+
+func (editorOf[T]) store(e *entry, r *route[T]) {
+	if r.empty() {
+		r = nil
+	}
+	e.route.Store((*byte)(unsafe.Pointer(r)))
+}
+
+func (ed editorOf[T]) addLocked(e *entry, src source, boxed bool) {
+	var r route[T]
+	if old := ed.load(e); old != nil {
+		r = *old
+	}
+	switch {
+	case boxed && src.runsUserCode():
+		r.boxedFrom = append(r.boxedFrom, src.(boxedSource))
+	case boxed:
+		r.boxed = append(r.boxed, src.(boxedSource))
+	default:
+		// Identity: the source type is T, so src is the subscription of
+		// type T itself, or a From source whose argument has type T.
+		if s, ok := src.(*sub[T]); ok {
+			r.direct = append(r.direct, s.ch)
+		} else {
+			r.typed = append(r.typed, src.(typedSource[T]))
+		}
+	}
+	ed.store(e, &r)
+}
+
+func (ed editorOf[T]) removeLocked(e *entry, s subscriber) {
+	old := ed.load(e)
+	if old == nil {
+		return
+	}
+	r := route[T]{
+		typed:     slices.DeleteFunc(slices.Clone(old.typed), func(t typedSource[T]) bool { return t.owner() == s }),
+		boxed:     slices.DeleteFunc(slices.Clone(old.boxed), func(t boxedSource) bool { return t.owner() == s }),
+		boxedFrom: slices.DeleteFunc(slices.Clone(old.boxedFrom), func(t boxedSource) bool { return t.owner() == s }),
+		direct:    old.direct,
+	}
+	if own, ok := s.(*sub[T]); ok {
+		r.direct = slices.DeleteFunc(slices.Clone(old.direct), func(c chan T) bool { return c == own.ch })
+	}
+	if len(r.direct) == len(old.direct) && len(r.typed) == len(old.typed) &&
+		len(r.boxed) == len(old.boxed) && len(r.boxedFrom) == len(old.boxedFrom) {
+		return // s was not routed here
+	}
+	ed.store(e, &r)
+}
+
+// keyOf returns the key of type T: the runtime descriptor of *T, which is
+// unique to T, and which exists for interface types too.
+func keyOf[T any]() unsafe.Pointer {
+	return typeWord((*T)(nil))
+}
+
+// dynamicKey returns the key of the dynamic type of x, or nilDynamic.
+func dynamicKey(x any) unsafe.Pointer {
+	if x == nil {
+		return nilDynamic
+	}
+	return typeWord(x)
+}
+
+// typeWord returns the type descriptor of x's dynamic type.
+func typeWord(x any) unsafe.Pointer {
+	// Safety: an empty interface is two words, the first being its dynamic
+	// type's descriptor, which the runtime keeps for the program's lifetime.
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&x))[0]
+}
