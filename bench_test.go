@@ -1,0 +1,410 @@
+package topic_test
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/seedaa7df82c/topic"
+)
+
+// Payloads of the benchmarks. Value is 32 bytes: boxing it allocates.
+type (
+	Value    struct{ A, B, C, D int64 }
+	Other    struct{ A, B, C, D int64 }
+	Small    uint8
+	Celsius  float64
+	Fahren   float64
+	Stringer struct{ A, B, C, D int64 }
+)
+
+func (Stringer) String() string { return "stringer" }
+
+// Value implements none of these: they model wildcard subscriptions that do
+// not match.
+type (
+	nomatch0 interface{ NoMatch0() }
+	nomatch1 interface{ NoMatch1() }
+)
+
+var value = Value{1, 2, 3, 4}
+
+// drain empties ch without blocking.
+func drain[T any](ch <-chan T) {
+	for range len(ch) {
+		<-ch
+	}
+}
+
+// The raw-channel baselines: the physical floor every figure is read against.
+
+// BenchmarkRawSend is one non-blocking send into a buffered channel that is
+// drained after each send: the floor of direct delivery.
+func BenchmarkRawSend(b *testing.B) {
+	ch := make(chan Value, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		select {
+		case ch <- value:
+		default:
+		}
+		<-ch
+	}
+}
+
+// BenchmarkRawSend10 is ten such sends, then ten receives.
+func BenchmarkRawSend10(b *testing.B) {
+	chs := make([]chan Value, 10)
+	for i := range chs {
+		chs[i] = make(chan Value, 1)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, ch := range chs {
+			select {
+			case ch <- value:
+			default:
+			}
+		}
+		for _, ch := range chs {
+			<-ch
+		}
+	}
+}
+
+// BenchmarkRawSendFull is a non-blocking send into a full channel: the floor
+// of the drop path.
+func BenchmarkRawSendFull(b *testing.B) {
+	ch := make(chan Value, 1)
+	ch <- value
+	b.ReportAllocs()
+	for b.Loop() {
+		select {
+		case ch <- value:
+		default:
+		}
+	}
+}
+
+// BenchmarkRawSendFullParallel is the same from GOMAXPROCS goroutines.
+func BenchmarkRawSendFullParallel(b *testing.B) {
+	ch := make(chan Value, 1)
+	ch <- value
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			select {
+			case ch <- value:
+			default:
+			}
+		}
+	})
+}
+
+// The rows of the reference's table.
+
+func BenchmarkPublishNoSubscriber(b *testing.B) {
+	var br topic.Broker
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(value)
+	}
+}
+
+func BenchmarkPublishUnmatched(b *testing.B) {
+	var br topic.Broker
+	_, cancel := br.Subscribe[Other]()
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(value)
+	}
+}
+
+// BenchmarkPublishSaturated is routing only: the one subscription's buffer is
+// full, so every publication is dropped.
+func BenchmarkPublishSaturated(b *testing.B) {
+	var br topic.Broker
+	_, cancel := br.Subscribe[Value]()
+	defer cancel()
+	br.Publish(value)
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(value)
+	}
+}
+
+func BenchmarkPublishSaturatedParallel(b *testing.B) {
+	var br topic.Broker
+	_, cancel := br.Subscribe[Value]()
+	defer cancel()
+	br.Publish(value)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			br.Publish(value)
+		}
+	})
+}
+
+func BenchmarkPublishDirect(b *testing.B) {
+	var br topic.Broker
+	ch, cancel := br.Subscribe[Value]()
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(value)
+		<-ch
+	}
+}
+
+func BenchmarkPublishPointerToInterface(b *testing.B) {
+	var br topic.Broker
+	ch, cancel := br.Subscribe[fmt.Stringer]()
+	defer cancel()
+	p := &Stringer{1, 2, 3, 4}
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(p)
+		<-ch
+	}
+}
+
+func BenchmarkPublishInterfaceToInterface(b *testing.B) {
+	var br topic.Broker
+	ch, cancel := br.Subscribe[fmt.Stringer]()
+	defer cancel()
+	var v any = &Stringer{1, 2, 3, 4}
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(v)
+		<-ch
+	}
+}
+
+func BenchmarkPublishTransform(b *testing.B) {
+	var br topic.Broker
+	ch, cancel := br.Subscribe(topic.From(func(c Celsius) (Fahren, bool) { return Fahren(c*9/5 + 32), true }))
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(Celsius(100))
+		<-ch
+	}
+}
+
+func BenchmarkPublishFilterRejecting(b *testing.B) {
+	var br topic.Broker
+	_, cancel := br.Subscribe(topic.From(func(v Value) (Value, bool) { return v, false }))
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(value)
+	}
+}
+
+func BenchmarkPublishSmallToAny(b *testing.B) {
+	var br topic.Broker
+	ch, cancel := br.Subscribe[any]()
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(Small(7))
+		<-ch
+	}
+}
+
+func BenchmarkPublishValueToAny(b *testing.B) {
+	var br topic.Broker
+	ch, cancel := br.Subscribe[any]()
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(value)
+		<-ch
+	}
+}
+
+// Sweeps.
+
+var sizes = []int{1, 10, 100, 1000}
+
+// BenchmarkPublishFanout delivers to n subscriptions of the published type.
+func BenchmarkPublishFanout(b *testing.B) {
+	for _, n := range sizes {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			var br topic.Broker
+			chs := make([]<-chan Value, n)
+			for i := range chs {
+				var cancel func()
+				chs[i], cancel = br.Subscribe[Value]()
+				defer cancel()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				br.Publish(value)
+				for _, ch := range chs {
+					<-ch
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPublishTypes publishes to the last subscribed of n distinct types.
+func BenchmarkPublishTypes(b *testing.B) {
+	for _, n := range sizes {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			var br topic.Broker
+			subscribeTypes(b, &br, n-1)
+			ch, cancel := br.Subscribe[Value]()
+			defer cancel()
+			b.ReportAllocs()
+			for b.Loop() {
+				br.Publish(value)
+				<-ch
+			}
+		})
+	}
+}
+
+// BenchmarkSubscribeCancel subscribes and cancels one subscription while n
+// others are held, spread over 100 other types.
+func BenchmarkSubscribeCancel(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 10000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			var br topic.Broker
+			subscribeSpread(b, &br, n, 100)
+			b.ReportAllocs()
+			for b.Loop() {
+				_, cancel := br.Subscribe[Value]()
+				cancel()
+			}
+		})
+	}
+}
+
+// BenchmarkPublishInterfaceSubscriptions publishes a concrete value beside n
+// interface subscriptions that it does not match.
+func BenchmarkPublishInterfaceSubscriptions(b *testing.B) {
+	for _, n := range []int{0, 1, 10, 100} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			var br topic.Broker
+			for i := range n {
+				var cancel func()
+				if i%2 == 0 {
+					_, cancel = br.Subscribe[nomatch0]()
+				} else {
+					_, cancel = br.Subscribe[nomatch1]()
+				}
+				defer cancel()
+			}
+			ch, cancel := br.Subscribe[Value]()
+			defer cancel()
+			b.ReportAllocs()
+			for b.Loop() {
+				br.Publish(value)
+				<-ch
+			}
+		})
+	}
+}
+
+// Parallel publishers.
+
+// BenchmarkPublishParallelOneType publishes one type from GOMAXPROCS
+// goroutines to a subscription drained by its own goroutine.
+func BenchmarkPublishParallelOneType(b *testing.B) {
+	var br topic.Broker
+	ch, cancel := br.Subscribe(topic.Buffer[Value](1024))
+	done := make(chan struct{})
+	go func() {
+		for range ch {
+		}
+		close(done)
+	}()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			br.Publish(value)
+		}
+	})
+	b.StopTimer()
+	cancel()
+	<-done
+}
+
+// BenchmarkPublishParallelDistinctTypes publishes from GOMAXPROCS
+// goroutines, each its own type, each to a subscription drained by its own
+// goroutine.
+func BenchmarkPublishParallelDistinctTypes(b *testing.B) {
+	var br topic.Broker
+	pubs := make(chan func(), runtime.GOMAXPROCS(0))
+	var cancels []func()
+	var dones []chan struct{}
+	for i := range cap(pubs) {
+		pub, cancel, done := distinctType(&br, i)
+		pubs <- pub
+		cancels = append(cancels, cancel)
+		dones = append(dones, done)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		publish := func() {}
+		select {
+		case publish = <-pubs:
+		default:
+		}
+		for pb.Next() {
+			publish()
+		}
+	})
+	b.StopTimer()
+	for i, cancel := range cancels {
+		cancel()
+		<-dones[i]
+	}
+}
+
+// subscribeTypes subscribes once to each of n distinct types, cancelled when
+// the benchmark ends.
+func subscribeTypes(b *testing.B, br *topic.Broker, n int) {
+	for i := range n {
+		b.Cleanup(subscribers[i](br))
+	}
+}
+
+// subscribeSpread holds n subscriptions spread over the first k types.
+func subscribeSpread(b *testing.B, br *topic.Broker, n, k int) {
+	for i := range n {
+		b.Cleanup(subscribers[i%k](br))
+	}
+}
+
+// distinctType returns a publication of the i-th of a few distinct types,
+// the cancellation of a subscription to it drained by its own goroutine, and
+// a channel closed when that goroutine ends.
+func distinctType(br *topic.Broker, i int) (publish, cancel func(), done chan struct{}) {
+	switch i % 4 {
+	case 0:
+		return drained(br, t0{})
+	case 1:
+		return drained(br, t1{})
+	case 2:
+		return drained(br, t2{})
+	default:
+		return drained(br, t3{})
+	}
+}
+
+func drained[T any](br *topic.Broker, v T) (publish, cancel func(), done chan struct{}) {
+	ch, cancel := br.Subscribe(topic.Buffer[T](1024))
+	done = make(chan struct{})
+	go func() {
+		for range ch {
+		}
+		close(done)
+	}()
+	return func() { br.Publish(v) }, cancel, done
+}
