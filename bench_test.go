@@ -408,3 +408,37 @@ func drained[T any](br *topic.Broker, v T) (publish, cancel func(), done chan st
 	}()
 	return func() { br.Publish(v) }, cancel, done
 }
+
+// BenchmarkGuard is what makes cancel safe against a concurrent send, alone:
+// one publication enters and leaves it once, however many subscriptions it
+// reaches.
+func BenchmarkGuard(b *testing.B) {
+	g := topic.NewGuard()
+	b.ReportAllocs()
+	for b.Loop() {
+		g.EnterExit()
+	}
+}
+
+// BenchmarkSubscriptionMemory reports the heap held per capacity-one
+// subscription of a 32-byte value type, broker share included, over 10,000
+// subscriptions.
+func BenchmarkSubscriptionMemory(b *testing.B) {
+	const n = 10000
+	var before, after runtime.MemStats
+	for b.Loop() {
+		var br topic.Broker
+		cancels := make([]func(), n)
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range cancels {
+			_, cancels[i] = br.Subscribe[Value]()
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/sub")
+		for _, cancel := range cancels {
+			cancel()
+		}
+	}
+}

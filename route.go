@@ -2,7 +2,6 @@ package topic
 
 import (
 	"reflect"
-	"slices"
 	"sync/atomic"
 	"unsafe"
 )
@@ -39,7 +38,7 @@ type slot struct {
 var nilDynamic = unsafe.Pointer(new(byte))
 
 func hash(static, dynamic unsafe.Pointer, shift uint8) uintptr {
-	return ((uintptr(static) ^ uintptr(dynamic)>>3) * 0x9E3779B97F4A7C15) >> shift
+	return ((uintptr(static) ^ uintptr(dynamic)>>3) * 0x9E3779B97F4A7C15) >> (shift & 63)
 }
 
 // find returns the entry stored under the key pair, or nil.
@@ -181,20 +180,31 @@ func (ed editorOf[T]) removeLocked(e *entry, s subscriber) {
 	if old == nil {
 		return
 	}
-	r := route[T]{
-		typed:     slices.DeleteFunc(slices.Clone(old.typed), func(t typedSource[T]) bool { return t.owner() == s }),
-		boxed:     slices.DeleteFunc(slices.Clone(old.boxed), func(t boxedSource) bool { return t.owner() == s }),
-		boxedFrom: slices.DeleteFunc(slices.Clone(old.boxedFrom), func(t boxedSource) bool { return t.owner() == s }),
-		direct:    old.direct,
-	}
+	r := *old
+	owned := func(src source) bool { return src.owner() == s }
 	if own, ok := s.(*sub[T]); ok {
-		r.direct = slices.DeleteFunc(slices.Clone(old.direct), func(c chan T) bool { return c == own.ch })
+		r.direct = without(r.direct, func(c chan T) bool { return c == own.ch })
 	}
+	r.typed = without(r.typed, func(t typedSource[T]) bool { return owned(t) })
+	r.boxed = without(r.boxed, func(t boxedSource) bool { return owned(t) })
+	r.boxedFrom = without(r.boxedFrom, func(t boxedSource) bool { return owned(t) })
 	if len(r.direct) == len(old.direct) && len(r.typed) == len(old.typed) &&
 		len(r.boxed) == len(old.boxed) && len(r.boxedFrom) == len(old.boxedFrom) {
 		return // s was not routed here
 	}
 	ed.store(e, &r)
+}
+
+// without returns xs without the first element for which match is true,
+// in a new backing array, or xs itself if there is none.
+func without[E any](xs []E, match func(E) bool) []E {
+	for i, x := range xs {
+		if match(x) {
+			ys := make([]E, 0, len(xs)-1)
+			return append(append(ys, xs[:i]...), xs[i+1:]...)
+		}
+	}
+	return xs
 }
 
 // keyOf returns the key of type T: the runtime descriptor of *T, which is
