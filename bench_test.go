@@ -30,13 +30,6 @@ type (
 
 var value = Value{1, 2, 3, 4}
 
-// drain empties ch without blocking.
-func drain[T any](ch <-chan T) {
-	for range len(ch) {
-		<-ch
-	}
-}
-
 // The raw-channel baselines: the physical floor every figure is read against.
 
 // BenchmarkRawSend is one non-blocking send into a buffered channel that is
