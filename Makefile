@@ -1,0 +1,124 @@
+# Developer tasks for topic. Every output goes under dist/.
+# Narrow any target with RUN, BENCH, PKG, COUNT or TIME (-benchtime), e.g.
+#   make race RUN=TestCancelIsIdempotent COUNT=5
+#   make flame BENCH=BenchmarkPublishParallel
+
+export GOTOOLCHAIN ?= go1.27.3
+SHELL := bash
+.SHELLFLAGS := -o pipefail -c
+
+GO       ?= go
+TOOL      = $(GO) tool -modfile=$(CURDIR)/tools/go.mod
+PPROF     = $(TOOL) github.com/google/pprof -symbolize=demangle=none $(PPROF_$(PROF))
+PPROF_mem = -sample_index=alloc_space
+DIST      = dist
+# Module folders, each tested in its own folder. Found by their go.mod;
+# tools/ only pins tools. Override to list them, e.g. MODULES=". natsbridge".
+ifndef MODULES
+MODULES  := $(sort $(patsubst ./%,%,$(patsubst %/,%,$(dir $(shell find . -name go.mod -not -path './tools/*' -not -path './$(DIST)/*' -not -path '*/testdata/*')))))
+endif
+PKG      ?= ./...
+RUN      ?= .
+BENCH    ?= .
+COUNT    ?=
+TIME     ?=
+FUZZTIME ?= 10s
+FUZZMIN  ?= 1s
+FUZZ     ?= FuzzBrokerMatchesReference
+COVERMIN ?= 95
+PROF     ?= cpu
+REV      ?=
+PORT     ?= 8080
+
+count     = $(if $(COUNT),-count=$(COUNT),$(if $(1),-count=$(1)))
+benchtime = $(if $(TIME),-benchtime=$(TIME))
+benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
+# each runs its argument, a shell command, in every module folder.
+each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
+
+.PHONY: all test race cover report bench save stat regress cpu mem flame top \
+	escape lint vet staticcheck fmt-check fuzz smoke demo check clean compare
+
+all: check
+
+$(DIST):
+	@mkdir -p $@
+
+test: ## run the tests of every module
+	$(call each,$(GO) test $(call count) -run '$(RUN)' $(PKG))
+
+race: ## run the tests of every module under the race detector, uncached
+	$(call each,$(GO) test -race $(call count,1) -run '$(RUN)' $(PKG))
+
+cover: | $(DIST) ## coverage profile of the package and its total; fails under COVERMIN%
+	$(GO) test -coverprofile=$(DIST)/cover.out -run '$(RUN)' .
+	@$(GO) tool cover -func=$(DIST)/cover.out | tail -n 1 | tee $(DIST)/cover.txt
+	@awk -v min=$(COVERMIN) '{ sub(/%/, "", $$NF); if ($$NF + 0 < min) { print "coverage " $$NF "% is under " min "%"; exit 1 } }' $(DIST)/cover.txt
+
+report: | $(DIST) ## HTML of the coverage profile (made if missing) in dist/cover.html
+	@test -f $(DIST)/cover.out || $(GO) test -coverprofile=$(DIST)/cover.out -run '$(RUN)' .
+	$(GO) tool cover -html=$(DIST)/cover.out -o $(DIST)/cover.html
+	@echo "open $(DIST)/cover.html"
+
+bench: | $(DIST) ## run the benchmarks into dist/bench.txt
+	$(GO) test $(benchargs) $(call count) $(PKG) | tee $(DIST)/bench.txt
+
+save: | $(DIST) ## save a baseline: benchmarks, count 10, into dist/bench-base.txt
+	$(GO) test $(benchargs) $(call count,10) . | tee $(DIST)/bench-base.txt
+
+stat: | $(DIST) ## benchmarks again, count 10, and benchstat against the baseline
+	@test -f $(DIST)/bench-base.txt || { echo "no $(DIST)/bench-base.txt: run make save first" >&2; exit 1; }
+	$(GO) test $(benchargs) $(call count,10) . | tee $(DIST)/bench-new.txt
+	$(TOOL) benchstat base=$(DIST)/bench-base.txt new=$(DIST)/bench-new.txt | tee $(DIST)/stat.txt
+
+regress: | $(DIST) ## interleaved benchmarks of the working tree against REV, then benchstat
+	@test -n '$(REV)' || { echo "usage: make regress REV=<git revision>" >&2; exit 2; }
+	PKG=. COUNT='$(COUNT)' BENCH='$(BENCH)' TIME='$(TIME)' bash scripts/regress '$(REV)' $(DIST)
+
+cpu: | $(DIST) ## CPU profile of the benchmarks into dist/cpu.prof
+	$(GO) test $(benchargs) $(call count) -o $(DIST)/topic.test -cpuprofile=$(DIST)/cpu.prof .
+
+mem: | $(DIST) ## memory profile of the benchmarks into dist/mem.prof
+	$(GO) test $(benchargs) $(call count) -o $(DIST)/topic.test -memprofile=$(DIST)/mem.prof -memprofilerate=1 .
+
+flame: $(PROF) ## profile (PROF=cpu|mem), then the pprof web UI on 127.0.0.1:PORT
+	$(PPROF) -http=127.0.0.1:$(PORT) $(DIST)/topic.test $(DIST)/$(PROF).prof
+
+top: $(PROF) ## profile (PROF=cpu|mem), then the top functions
+	$(PPROF) -top -nodecount=30 $(DIST)/topic.test $(DIST)/$(PROF).prof | tee $(DIST)/top.txt
+
+escape: | $(DIST) ## escape analysis of the package and its instantiations, heap lines shown once each
+	$(GO) test -c -o $(DIST)/escape.test -gcflags='-m=1' . 2>$(DIST)/escape.txt
+	@grep -E '^\./[^/]+\.go:.*(escapes to heap|moved to heap)' $(DIST)/escape.txt | grep -v '_test\.go:' \
+	| sed -E 's/\[go\.shape[^]]*(\[[^]]*\])?[^]]*\]/[…]/g' | sort -t: -k1,1 -k2,2n -k3,3n \
+	| awk -F: '!seen[$$1 FS $$2 FS $$3]++' | tee $(DIST)/escape-topic.txt
+
+lint: vet staticcheck ## go vet and staticcheck on every module
+
+vet: ## go vet on every module
+	$(call each,$(GO) vet ./...)
+
+staticcheck: ## staticcheck on every module
+	$(call each,$(TOOL) staticcheck ./...)
+
+fmt-check: ## fail, listing them, if any Go file needs gofmt
+	@files=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .) || exit 1; \
+	if [ -n "$$files" ]; then echo "gofmt needed (run go fmt ./... in its module):"; echo "$$files"; exit 1; fi
+
+fuzz: ## fuzz the broker against the reference for FUZZTIME; FUZZMIN caps each minimization (default 60s ate the budget)
+	$(GO) test -run '^$$' -fuzz '^$(FUZZ)$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .
+
+smoke: ## every benchmark of every module once, so none rots
+	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x ./...)
+
+demo: ## run the demo program
+	$(GO) run ./cmd/topic-demo
+
+check: fmt-check lint race cover fuzz smoke demo ## what CI runs
+
+compare: | $(DIST) ## compare against other brokers with compare/run
+	@test -f compare/run || { echo "make compare: compare/run does not exist yet" >&2; exit 1; }
+	bash compare/run $(DIST)
+
+clean: ## remove dist/
+	rm -rf $(DIST)
