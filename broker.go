@@ -312,8 +312,8 @@ func deliver[T any](g *guard, e *entry, r *route[T], v T) {
 		// fail, so drop without entering the guard. A cancelled
 		// subscription may still be listed here; it is not sent to.
 		full := true
-		for _, c := range r.direct {
-			if cap(c) == 0 || len(c) < cap(c) {
+		for _, o := range r.direct {
+			if o.cap == 0 || len(o.ch) < o.cap {
 				full = false
 				break
 			}
@@ -330,9 +330,9 @@ func deliver[T any](g *guard, e *entry, r *route[T], v T) {
 		g.exit(c)
 		return
 	}
-	for _, ch := range r.direct {
+	for _, o := range r.direct {
 		select {
-		case ch <- v:
+		case o.ch <- v:
 		default:
 		}
 	}

@@ -120,11 +120,19 @@ type editor interface {
 // are reachable only through a route stored after them. Removal always
 // copies, so a backing array is only ever appended to by the current route.
 type route[T any] struct {
-	direct []chan T         // subscriptions of type T: a plain send
+	direct []outlet[T]      // subscriptions of type T: a plain send
 	typed  []typedSource[T] // From sources of type T: call f, then send
 	boxed  []boxedSource    // interface sources of subscriptions: assert, send
 	// boxedFrom are From sources of an interface type: assert, call f, send.
 	boxedFrom []boxedSource
+}
+
+// An outlet is the channel of a subscription reached by a plain send.
+type outlet[T any] struct {
+	ch chan T
+	// cap is cap(ch), kept because in generic code cap and len of a channel
+	// are calls: the full-buffer check before the guard makes only one.
+	cap int
 }
 
 func (r *route[T]) empty() bool {
@@ -167,7 +175,7 @@ func (ed editorOf[T]) addLocked(e *entry, src source, boxed bool) {
 		// Identity: the source type is T, so src is the subscription of
 		// type T itself, or a From source whose argument has type T.
 		if s, ok := src.(*sub[T]); ok {
-			r.direct = append(r.direct, s.ch)
+			r.direct = append(r.direct, outlet[T]{s.ch, cap(s.ch)})
 		} else {
 			r.typed = append(r.typed, src.(typedSource[T]))
 		}
@@ -183,7 +191,7 @@ func (ed editorOf[T]) removeLocked(e *entry, s subscriber) {
 	r := *old
 	owned := func(src source) bool { return src.owner() == s }
 	if own, ok := s.(*sub[T]); ok {
-		r.direct = without(r.direct, func(c chan T) bool { return c == own.ch })
+		r.direct = without(r.direct, func(o outlet[T]) bool { return o.ch == own.ch })
 	}
 	r.typed = without(r.typed, func(t typedSource[T]) bool { return owned(t) })
 	r.boxed = without(r.boxed, func(t boxedSource) bool { return owned(t) })
