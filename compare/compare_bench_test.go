@@ -1,0 +1,144 @@
+package compare_test
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/seedaa7df82c/topic/compare"
+)
+
+// The benchmarks run every scenario for every library, one top-level
+// benchmark per scenario with a lib= sub-benchmark per library, last in the
+// name: benchstat -col /lib then puts the libraries side by side in one row
+// per scenario, and a sweep's n= key stays in the row name.
+//
+// ns/op is the wall time from the first publication until every value the
+// library is going to deliver has been counted, divided by the publications:
+// a library that hands values to goroutines is charged for them. The loop
+// therefore counts b.N itself rather than using b.Loop, which stops the timer
+// when the last publication returns. allocs/op and B/op count every goroutine,
+// the library's and the subscribers'. delivered-% is the share of the values
+// owed to the counting subscribers that reached them.
+
+var value = compare.Value{A: 1, B: 2, C: 3, D: 4}
+
+// stuckMax is the most publications BenchmarkStuck makes for a library that
+// keeps a goroutine for every value a stuck subscriber holds.
+const stuckMax = 20000
+
+// A scenario is what one benchmark sets up before publishing.
+type scenario struct {
+	topics int  // topics published on, in turn
+	subs   int  // counting subscribers of each topic, each drained by its own goroutine
+	stuck  bool // whether a stuck subscriber sits beside those of topic 0
+}
+
+// BenchmarkNoSubscriber publishes on a topic nobody subscribes to. Nothing is
+// owed, so delivered-% is 100.
+func BenchmarkNoSubscriber(b *testing.B) {
+	eachLib(b, scenario{topics: 1})
+}
+
+// BenchmarkFanout publishes on one topic with n counting subscribers; n=1 is
+// the scenario of one subscriber drained by its own goroutine.
+func BenchmarkFanout(b *testing.B) {
+	for _, n := range []int{1, 10, 100, 1000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			eachLib(b, scenario{topics: 1, subs: n})
+		})
+	}
+}
+
+// BenchmarkTopics publishes on n topics in turn, each with one counting
+// subscriber.
+func BenchmarkTopics(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			eachLib(b, scenario{topics: n, subs: 1})
+		})
+	}
+}
+
+// BenchmarkStuck publishes on one topic with a counting subscriber and a
+// stuck one beside it. delivered-% is the counting subscriber's share. A
+// library whose publication blocks is skipped: see TestReliability. So is a
+// run of more than stuckMax publications of a library that keeps a goroutine
+// per held value; compare/run runs this benchmark with -benchtime=10000x.
+func BenchmarkStuck(b *testing.B) {
+	for _, lib := range compare.Libs {
+		b.Run("lib="+lib.Name, func(b *testing.B) {
+			if lib.BlocksWhenStuck {
+				b.Skip("publication blocks while a subscriber is stuck")
+			}
+			if lib.GrowsWhenStuck && b.N > stuckMax {
+				b.Skipf("keeps a goroutine per value held: %d publications is over %d; use -benchtime=10000x", b.N, stuckMax)
+			}
+			run(b, lib, scenario{topics: 1, subs: 1, stuck: true})
+		})
+	}
+}
+
+func eachLib(b *testing.B, sc scenario) {
+	for _, lib := range compare.Libs {
+		b.Run("lib="+lib.Name, func(b *testing.B) { run(b, lib, sc) })
+	}
+}
+
+// run sets up sc on a fresh instance of lib, publishes b.N values and waits
+// for a lossless library to deliver them, then closes the instance and reports
+// the share delivered.
+func run(b *testing.B, lib compare.Lib, sc scenario) {
+	bus := lib.New()
+	pubs := make([]func(compare.Value), sc.topics)
+	var counters []*compare.Counter
+	for t := range pubs {
+		pubs[t] = bus.Publisher(t)
+		want := int64(b.N / sc.topics)
+		if t < b.N%sc.topics {
+			want++
+		}
+		for range sc.subs {
+			c := compare.NewCounter(want)
+			bus.Subscribe(t, c)
+			if want > 0 {
+				counters = append(counters, c)
+			}
+		}
+	}
+	var stuck compare.Stuck
+	if sc.stuck {
+		stuck = bus.SubscribeStuck(0)
+	}
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	t := 0
+	for range b.N {
+		pubs[t](value)
+		// A wrapping counter rather than i%len: a division would cost as
+		// much as some libraries' whole publication.
+		if t++; t == len(pubs) {
+			t = 0
+		}
+	}
+	if lib.Lossless {
+		for _, c := range counters {
+			<-c.Reached()
+		}
+	}
+	b.StopTimer()
+
+	if stuck != nil {
+		stuck.Release()
+	}
+	bus.Close()
+	var got int64
+	for _, c := range counters {
+		got += c.Load()
+	}
+	pct := 100.0
+	if owed := int64(b.N) * int64(sc.subs); owed > 0 {
+		pct = 100 * float64(got) / float64(owed)
+	}
+	b.ReportMetric(pct, "delivered-%")
+}

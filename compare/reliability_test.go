@@ -1,0 +1,182 @@
+package compare_test
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/seedaa7df82c/topic/compare"
+)
+
+// The reliability scenario: a counting subscriber and a stuck one on the same
+// topic, reliabilityPublications publications, each phase bounded in time. A
+// library whose publication or cleanup does not finish in time is reported
+// as blocked, and its goroutines are abandoned where they wait; once the
+// measurements are taken the stuck subscriber is released so that they can
+// end.
+
+// Time limits of the phases.
+const (
+	publishLimit = 5 * time.Second // for all publications
+	cleanupLimit = 2 * time.Second // for Close
+	settleLimit  = time.Second     // for goroutines to end after Close
+	rescueLimit  = 2 * time.Second // for an abandoned run to end once released
+)
+
+// A reliability is what one library did in the reliability scenario.
+type reliability struct {
+	lib             string
+	published       int64 // publications that returned within publishLimit
+	finished        bool  // all of them did
+	received        int64 // by the counting subscriber
+	stuckGoroutines int   // goroutines more than before, with the stuck subscriber still there
+	stuckHeap       int64 // heap bytes more than before, likewise
+	closed          bool  // Close returned within cleanupLimit
+	leftGoroutines  int   // goroutines more than before, after Close and a settling wait
+	leftHeap        int64 // heap bytes more than before, likewise
+	rescued         bool  // the publications and Close ended once the stuck subscriber was released
+}
+
+// lost is what the counting subscriber missed of the publications made.
+func (r reliability) lost() int64 { return r.published - r.received }
+
+// TestReliability runs the scenario for every library and logs a table (go
+// test -v). It asserts only this library's promises: publication finishes,
+// the counting subscriber receives at least what its buffer holds, every
+// loss is counted (published = received + lost, with lost computed as
+// published minus received, since the broker keeps no count of its own), and
+// nothing is left behind. The other libraries' results are reported, not
+// asserted.
+func TestReliability(t *testing.T) {
+	var rs []reliability
+	for _, lib := range compare.Libs {
+		r := measure(lib, reliabilityPublications)
+		rs = append(rs, r)
+		if lib.Name != "topic" {
+			continue
+		}
+		if !r.finished {
+			t.Errorf("topic: %d of %d publications returned within %v", r.published, reliabilityPublications, publishLimit)
+		}
+		if low := min(compare.Capacity, r.published); r.received < low || r.received > r.published {
+			t.Errorf("topic: counting subscriber received %d of %d publications, want at least %d, its buffer", r.received, r.published, low)
+		}
+		if r.received+r.lost() != r.published || r.lost() < 0 {
+			t.Errorf("topic: published %d ≠ received %d + lost %d", r.published, r.received, r.lost())
+		}
+		if r.stuckGoroutines > 1 {
+			t.Errorf("topic: %d goroutines more with a stuck subscriber, want at most the counting subscriber's own", r.stuckGoroutines)
+		}
+		if !r.closed || r.leftGoroutines != 0 {
+			t.Errorf("topic: closed %v, %d goroutines left after cancelling", r.closed, r.leftGoroutines)
+		}
+	}
+	t.Logf("a counting and a stuck subscriber, %d publications, capacity %d\n%s", reliabilityPublications, compare.Capacity, table(rs))
+	for _, r := range rs {
+		if !r.rescued {
+			t.Logf("%s: goroutines still blocked %v after the stuck subscriber was released; abandoned", r.lib, rescueLimit)
+		}
+	}
+}
+
+// measure runs the reliability scenario for lib in a goroutine of its own,
+// so that a library that blocks blocks that goroutine only.
+func measure(lib compare.Lib, n int) reliability {
+	r := reliability{lib: lib.Name}
+	baseGoroutines, baseHeap := runtime.NumGoroutine(), liveHeap()
+
+	bus := lib.New()
+	c := compare.NewCounter(int64(n))
+	bus.Subscribe(0, c)
+	stuck := bus.SubscribeStuck(0)
+	publish := bus.Publisher(0)
+	published := make(chan struct{})
+	var count atomic.Int64
+	go func() {
+		for range n {
+			publish(value)
+			count.Add(1)
+		}
+		close(published)
+	}()
+	r.finished = waitFor(published, publishLimit)
+	r.published = count.Load()
+	if r.finished && lib.Lossless {
+		waitFor(c.Reached(), publishLimit)
+	}
+	time.Sleep(20 * time.Millisecond) // let goroutines handed a value start
+	r.stuckGoroutines, r.stuckHeap = runtime.NumGoroutine()-baseGoroutines, liveHeap()-baseHeap
+
+	closed := make(chan struct{})
+	go func() {
+		bus.Close()
+		close(closed)
+	}()
+	r.closed = waitFor(closed, cleanupLimit)
+	r.received = c.Load()
+	settle(baseGoroutines)
+	r.leftGoroutines, r.leftHeap = runtime.NumGoroutine()-baseGoroutines, liveHeap()-baseHeap
+
+	stuck.Release()
+	r.rescued = waitFor(published, rescueLimit) && waitFor(closed, rescueLimit)
+	settle(baseGoroutines)
+	return r
+}
+
+// waitFor reports whether ch is closed within d.
+func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// settle waits up to settleLimit for the goroutine count to fall to base.
+func settle(base int) {
+	for deadline := time.Now().Add(settleLimit); runtime.NumGoroutine() > base && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() int64 {
+	runtime.GC() // twice: the first moves sync.Pool contents to a victim cache
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+func table(rs []reliability) string {
+	var sb strings.Builder
+	w := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "lib\tpublish\tpublished\treceived\tlost\tgoroutines while stuck\theap while stuck\tclose\tgoroutines left\theap left\t")
+	for _, r := range rs {
+		lost := "-" // a value in flight in a blocked publication is neither
+		if r.finished {
+			lost = fmt.Sprint(r.lost())
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%+d\t%s\t%s\t%+d\t%s\t\n",
+			r.lib, outcome(r.finished, "finished"), r.published, r.received, lost,
+			r.stuckGoroutines, kib(r.stuckHeap), outcome(r.closed, "returned"), r.leftGoroutines, kib(r.leftHeap))
+	}
+	w.Flush()
+	return sb.String()
+}
+
+func outcome(ok bool, yes string) string {
+	if ok {
+		return yes
+	}
+	return "BLOCKED"
+}
+
+func kib(n int64) string { return fmt.Sprintf("%+d KiB", n/1024) }
