@@ -33,33 +33,30 @@ import (
 // function), so a From function may cancel, subscribe and publish freely.
 type guard struct {
 	epoch atomic.Uint32
-	shift uint8 // 64 - log2(slots per set); never changes
-	sets  [2][]guardSlot
+	sets  [2][guardStripes]guardSlot
 }
 
-// A guardSlot is one stripe of a set, on its own cache lines so that
+// guardStripes is the number of counters in a set: enough that goroutines
+// publishing in parallel rarely share one, few enough that a canceller scans
+// them quickly and a broker's guard stays at 4 KiB.
+const (
+	guardStripeBits = 5
+	guardStripes    = 1 << guardStripeBits
+)
+
+// A guardSlot is one stripe of a set, on its own cache line so that
 // publishers on different stripes do not share a line.
 type guardSlot struct {
 	n atomic.Int64
-	_ [120]byte
+	_ [56]byte
 }
 
-func newGuard() *guard {
-	n := 16
-	for n < 4*runtime.GOMAXPROCS(0) && n < 256 {
-		n *= 2
-	}
-	g := &guard{shift: uint8(64 - log2(n))}
-	g.sets[0] = make([]guardSlot, n)
-	g.sets[1] = make([]guardSlot, n)
-	return g
-}
+func newGuard() *guard { return new(guard) }
 
 // enter counts the calling goroutine into the current set and returns its
 // counter, to be given to exit.
 func (g *guard) enter() *atomic.Int64 {
-	set := g.sets[g.epoch.Load()&1]
-	c := &set[stripe(g.shift)&uintptr(len(set)-1)].n
+	c := &g.sets[g.epoch.Load()&1][stripe()%guardStripes].n
 	c.Add(1)
 	return c
 }
@@ -84,9 +81,9 @@ func (g *guard) wait() {
 // stack, so that goroutines publishing in parallel tend to use different
 // stripes and one goroutine keeps using the same, cache-resident one. It needs
 // only to be cheap and well spread: enter returns the counter it chose.
-func stripe(shift uint8) uintptr {
+func stripe() uintptr {
 	var here byte
-	return (uintptr(unsafe.Pointer(&here)) >> 13 * 0x9E3779B97F4A7C15) >> shift
+	return (uintptr(unsafe.Pointer(&here)) >> 13 * 0x9E3779B97F4A7C15) >> (64 - guardStripeBits)
 }
 
 func log2(n int) int {
