@@ -1,6 +1,7 @@
 package topic
 
 import (
+	"context"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -26,25 +27,6 @@ type Broker struct {
 	// wild lists the live subscriptions that have an interface source, in
 	// subscription order. Guarded by mu.
 	wild []subscriber
-}
-
-// A subscriber is a subscription, whatever its type.
-type subscriber interface {
-	sources() []source // From sources in order, then the own type
-	isWild() bool      // some source is an interface type
-}
-
-// sub is a channel subscription of type T.
-type sub[T any] struct {
-	ch   chan T
-	b    *Broker
-	srcs []source // From sources, in order; never changes after Subscribe
-	// dead is set by cancel before it waits for the guard. A publisher that
-	// re-enters the guard after running a From function checks it, since its
-	// route may predate the cancellation.
-	dead      atomic.Bool
-	wild      bool // never changes after Subscribe
-	cancelled bool // guarded by b.mu
 }
 
 // Publish offers v to every subscription that matches it.
@@ -151,6 +133,10 @@ func (b *Broker) Subscribe[T any](opts ...Option[T]) (<-chan T, func()) {
 		}
 	}
 	s.ch = make(chan T, c.capacity)
+	s.policy = c.policy
+	if c.name != "" || c.onLoss != nil || c.ctx != nil || len(c.srcs) > 0 {
+		s.opt = &subOptions[T]{srcs: c.srcs, name: c.name, onLoss: c.onLoss}
+	}
 	srcs := s.sources()
 	for _, src := range srcs {
 		s.wild = s.wild || isInterface(src.typ())
@@ -174,6 +160,14 @@ func (b *Broker) Subscribe[T any](opts ...Option[T]) (<-chan T, func()) {
 	for _, e := range b.candidatesLocked(s) {
 		if src, boxed := decide(srcs, e); src != nil {
 			e.edit.addLocked(e, src, boxed)
+		}
+	}
+	if c.ctx != nil {
+		if c.ctx.Err() != nil {
+			s.cancelLocked()
+		} else {
+			// Until ctx ends nothing runs: AfterFunc starts no goroutine.
+			s.opt.stop = context.AfterFunc(c.ctx, s.cancel)
 		}
 	}
 	return s.ch, s.cancel
@@ -237,11 +231,18 @@ func (s *sub[T]) cancel() {
 	b := s.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if s.cancelled {
+	s.cancelLocked()
+}
+
+func (s *sub[T]) cancelLocked() {
+	b := s.b
+	if s.dead.Load() {
 		return
 	}
-	s.cancelled = true
 	s.dead.Store(true)
+	if s.opt != nil && s.opt.stop != nil {
+		s.opt.stop() // release the context's reference to s
+	}
 	for _, e := range b.candidatesLocked(s) {
 		e.edit.removeLocked(e, s)
 	}
@@ -251,9 +252,7 @@ func (s *sub[T]) cancel() {
 			b.setWildLocked(false)
 		}
 	}
-	if t := b.table.Load(); t != nil {
-		t.guard.wait()
-	}
+	b.table.Load().guard.wait()
 	close(s.ch)
 }
 
@@ -266,89 +265,3 @@ func deleteSubscriber(ss []subscriber, s subscriber) []subscriber {
 	return ss
 }
 
-func (s *sub[T]) sources() []source {
-	return append(s.srcs[:len(s.srcs):len(s.srcs)], source(s))
-}
-
-func (s *sub[T]) isWild() bool { return s.wild }
-
-// A subscription is its own last source.
-
-func (s *sub[T]) key() unsafe.Pointer { return keyOf[T]() }
-func (s *sub[T]) typ() reflect.Type   { return reflect.TypeFor[T]() }
-func (s *sub[T]) owner() subscriber   { return s }
-func (s *sub[T]) runsUserCode() bool  { return false }
-func (s *sub[T]) newEntry() *entry    { return newEntry[T](nil, reflect.TypeFor[T](), false) }
-
-// deliverBoxed sends x, which the route matched against T, an interface
-// type. The caller is inside the guard.
-func (s *sub[T]) deliverBoxed(_ *guard, x any) {
-	v, ok := x.(T)
-	if !ok && x != nil {
-		return // unreachable: the route matched x against T
-	}
-	select {
-	case s.ch <- v:
-	default:
-	}
-}
-
-// sendGuarded sends v from outside the guard: after a From function ran.
-func (s *sub[T]) sendGuarded(g *guard, v T) {
-	c := g.enter()
-	if !s.dead.Load() {
-		select {
-		case s.ch <- v:
-		default:
-		}
-	}
-	g.exit(c)
-}
-
-// deliver offers v to the route r of entry e.
-func deliver[T any](g *guard, e *entry, r *route[T], v T) {
-	if len(r.typed)+len(r.boxed)+len(r.boxedFrom) == 0 {
-		// Only plain sends: when every buffer is full, every send would
-		// fail, so drop without entering the guard. A cancelled
-		// subscription may still be listed here; it is not sent to.
-		full := true
-		for _, o := range r.direct {
-			if o.cap == 0 || len(o.ch) < o.cap {
-				full = false
-				break
-			}
-		}
-		if full {
-			return
-		}
-	}
-	c := g.enter()
-	// The route must be loaded inside the guard (see guard).
-	// Safety: as in Publish.
-	r = (*route[T])(unsafe.Pointer(e.route.Load()))
-	if r == nil {
-		g.exit(c)
-		return
-	}
-	for _, o := range r.direct {
-		select {
-		case o.ch <- v:
-		default:
-		}
-	}
-	var x any
-	if len(r.boxed)+len(r.boxedFrom) > 0 {
-		x = any(v) // the one boxing, shared by every interface subscription
-		for _, s := range r.boxed {
-			s.deliverBoxed(g, x)
-		}
-	}
-	g.exit(c)
-	// From functions run outside the guard; each send re-enters it.
-	for _, s := range r.typed {
-		s.deliver(g, v)
-	}
-	for _, s := range r.boxedFrom {
-		s.deliverBoxed(g, x)
-	}
-}

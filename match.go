@@ -11,21 +11,23 @@ type source interface {
 	key() unsafe.Pointer // keyOf the source type
 	typ() reflect.Type   // the source type
 	owner() subscriber   // the subscription the source belongs to
-	runsUserCode() bool  // whether delivery calls a function of the user's
+	// slow reports whether delivery must run outside a publication's guard
+	// section: it calls a function of the user's, or takes several steps.
+	slow() bool
 	// newEntry returns an entry for publications of the source type, which
 	// must be concrete.
 	newEntry() *entry
 }
 
 // A typedSource takes publications whose static type is its source type T.
-// It calls user code, so it is called outside the guard.
+// It is slow, so it is called outside the guard.
 type typedSource[T any] interface {
 	source
 	deliver(g *guard, v T)
 }
 
 // A boxedSource takes publications matched by its interface source type, as
-// an interface value. It is called inside the guard unless runsUserCode.
+// an interface value. It is called inside the guard unless it is slow.
 type boxedSource interface {
 	source
 	deliverBoxed(g *guard, x any)

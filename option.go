@@ -1,6 +1,7 @@
 package topic
 
 import (
+	"context"
 	"reflect"
 	"unsafe"
 )
@@ -16,6 +17,11 @@ type Option[T any] struct {
 type config[T any] struct {
 	sub      *sub[T] // the subscription being built
 	capacity int
+	policy   Policy
+	name     string
+	onLoss   func(Loss[T])
+	ctx      context.Context
+	srcs     []source
 }
 
 // Buffer sets the capacity of a subscription's channel.
@@ -61,6 +67,9 @@ func Buffer[T any](n int) Option[T] {
 // f runs on the goroutine that published the value, before the value is
 // offered to the subscription's channel, so it should be cheap and must not
 // block. It may publish, subscribe and cancel, this subscription included.
+// If it panics, the value is lost for this subscription alone, counted as
+// Failed and reported to OnLoss; the publisher and the other subscriptions
+// carry on.
 //
 // A nil f makes Subscribe panic.
 func From[Pub, Sub any](f func(Sub) (Pub, bool)) Option[Pub] {
@@ -68,7 +77,7 @@ func From[Pub, Sub any](f func(Sub) (Pub, bool)) Option[Pub] {
 		if f == nil {
 			panic("topic: From function is nil")
 		}
-		c.sub.srcs = append(c.sub.srcs, &from[Pub, Sub]{f: f, to: c.sub})
+		c.srcs = append(c.srcs, &from[Pub, Sub]{f: f, to: c.sub})
 	}}
 }
 
@@ -82,13 +91,29 @@ type from[Pub, Sub any] struct {
 func (s *from[Pub, Sub]) key() unsafe.Pointer { return keyOf[Sub]() }
 func (s *from[Pub, Sub]) typ() reflect.Type   { return reflect.TypeFor[Sub]() }
 func (s *from[Pub, Sub]) owner() subscriber   { return s.to }
-func (s *from[Pub, Sub]) runsUserCode() bool  { return true }
+func (s *from[Pub, Sub]) slow() bool          { return true }
 func (s *from[Pub, Sub]) newEntry() *entry    { return newEntry[Sub](nil, reflect.TypeFor[Sub](), false) }
 
 func (s *from[Pub, Sub]) deliver(g *guard, v Sub) {
-	if out, ok := s.f(v); ok {
-		s.to.sendGuarded(g, out)
+	out, ok, failed, p := s.call(v)
+	switch {
+	case failed:
+		s.to.lose(Loss[Pub]{Cause: Failed, Source: v, Panic: p})
+	case ok:
+		s.to.offer(g, out)
 	}
+}
+
+// call runs f, recovering its panic.
+func (s *from[Pub, Sub]) call(v Sub) (out Pub, ok, failed bool, p any) {
+	defer func() {
+		if failed {
+			p = recover()
+		}
+	}()
+	failed = true
+	out, ok = s.f(v)
+	return out, ok, false, nil
 }
 
 func (s *from[Pub, Sub]) deliverBoxed(g *guard, x any) {
@@ -98,4 +123,65 @@ func (s *from[Pub, Sub]) deliverBoxed(g *guard, x any) {
 	}
 	// A nil x reaches a source only when Sub is any; v is then nil.
 	s.deliver(g, v)
+}
+
+// Overflow sets what a subscription does with a value its full buffer cannot
+// take: DropNewest (the default) drops that value, DropOldest evicts the
+// oldest queued value to make room. Either way the loss is counted (see
+// Broker.Subscriptions) and reported to OnLoss. Neither ever blocks the
+// publisher. Given more than once, the last one wins.
+//
+// A DropOldest subscription with a capacity of one holds the latest value
+// published: a consumer that looks now and then sees the current state, not
+// a backlog.
+//
+//	latest, cancel := b.Subscribe(topic.Buffer[Price](1), topic.Overflow[Price](topic.DropOldest))
+//
+// An unbuffered subscription queues nothing to evict: under DropOldest it
+// drops like under DropNewest. Under contention from other publishers, a
+// DropOldest publication that has evicted a few values and still finds the
+// buffer full drops its own value, counted as Full, rather than spin.
+func Overflow[T any](p Policy) Option[T] {
+	return Option[T]{apply: func(c *config[T]) {
+		if p != DropNewest && p != DropOldest {
+			panic("topic: unknown overflow policy " + p.String())
+		}
+		c.policy = p
+	}}
+}
+
+// Name names a subscription in Broker.Subscriptions. The name is free text
+// and need not be unique. Given more than once, the last one wins.
+func Name[T any](name string) Option[T] {
+	return Option[T]{apply: func(c *config[T]) { c.name = name }}
+}
+
+// OnLoss sets a function that receives each value the subscription loses,
+// with its cause, after it has been counted. It runs on the goroutine that
+// published the value, after the delivery attempt, so like a From function it
+// should be cheap and must not block; it may publish, subscribe and cancel. A
+// panic in it is recovered and ignored. Given more than once, the last one
+// wins; a nil f sets none.
+//
+// A subscription with OnLoss is delivered to by a slightly longer path than
+// one without: the function must not run while the publication holds the
+// state that makes cancellation safe.
+func OnLoss[T any](f func(Loss[T])) Option[T] {
+	return Option[T]{apply: func(c *config[T]) { c.onLoss = f }}
+}
+
+// Context binds a subscription to ctx: when ctx is done, the subscription is
+// cancelled as if by its cancellation function, with the same guarantees.
+// If ctx is already done, Subscribe returns a cancelled subscription, its
+// channel closed. No goroutine waits for ctx meanwhile
+// (see context.AfterFunc), and cancelling the subscription first releases
+// ctx's reference to it. Given more than once, the last one wins. A nil ctx
+// makes Subscribe panic.
+func Context[T any](ctx context.Context) Option[T] {
+	return Option[T]{apply: func(c *config[T]) {
+		if ctx == nil {
+			panic("topic: nil Context")
+		}
+		c.ctx = ctx
+	}}
 }

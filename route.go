@@ -110,6 +110,8 @@ type entry struct {
 type editor interface {
 	addLocked(e *entry, src source, boxed bool)
 	removeLocked(e *entry, s subscriber)
+	// eachLocked calls f with every subscription routed by e.
+	eachLocked(e *entry, f func(subscriber))
 }
 
 // A route lists where a publication of static type T goes. It is immutable
@@ -120,11 +122,13 @@ type editor interface {
 // are reachable only through a route stored after them. Removal always
 // copies, so a backing array is only ever appended to by the current route.
 type route[T any] struct {
-	direct []outlet[T]      // subscriptions of type T: a plain send
-	typed  []typedSource[T] // From sources of type T: call f, then send
-	boxed  []boxedSource    // interface sources of subscriptions: assert, send
-	// boxedFrom are From sources of an interface type: assert, call f, send.
-	boxedFrom []boxedSource
+	direct []outlet[T] // plain subscriptions of type T: a send, in the guard
+	// typed are the other sources of type T, From sources and subscriptions
+	// with an OnLoss function or the DropOldest policy: outside the guard.
+	typed []typedSource[T]
+	boxed []boxedSource // plain subscriptions of an interface type: in the guard
+	// boxedSlow are the other interface sources: outside the guard.
+	boxedSlow []boxedSource
 }
 
 // An outlet is the channel of a subscription reached by a plain send.
@@ -133,10 +137,11 @@ type outlet[T any] struct {
 	// cap is cap(ch), kept because in generic code cap and len of a channel
 	// are calls: the full-buffer check before the guard makes only one.
 	cap int
+	sub *sub[T] // to count what it drops
 }
 
 func (r *route[T]) empty() bool {
-	return len(r.direct)+len(r.typed)+len(r.boxed)+len(r.boxedFrom) == 0
+	return len(r.direct)+len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0
 }
 
 // editorOf is the editor of entries whose static type is T.
@@ -166,19 +171,17 @@ func (ed editorOf[T]) addLocked(e *entry, src source, boxed bool) {
 	if old := ed.load(e); old != nil {
 		r = *old
 	}
-	switch {
-	case boxed && src.runsUserCode():
-		r.boxedFrom = append(r.boxedFrom, src.(boxedSource))
+	switch s, own := src.(*sub[T]); {
+	case boxed && src.slow():
+		r.boxedSlow = append(r.boxedSlow, src.(boxedSource))
 	case boxed:
 		r.boxed = append(r.boxed, src.(boxedSource))
+	case own && !src.slow():
+		r.direct = append(r.direct, outlet[T]{s.ch, cap(s.ch), s})
 	default:
-		// Identity: the source type is T, so src is the subscription of
-		// type T itself, or a From source whose argument has type T.
-		if s, ok := src.(*sub[T]); ok {
-			r.direct = append(r.direct, outlet[T]{s.ch, cap(s.ch)})
-		} else {
-			r.typed = append(r.typed, src.(typedSource[T]))
-		}
+		// Identity: the source type is T, so src is a subscription of type
+		// T, or a From source whose argument has type T.
+		r.typed = append(r.typed, src.(typedSource[T]))
 	}
 	ed.store(e, &r)
 }
@@ -190,17 +193,34 @@ func (ed editorOf[T]) removeLocked(e *entry, s subscriber) {
 	}
 	r := *old
 	owned := func(src source) bool { return src.owner() == s }
-	if own, ok := s.(*sub[T]); ok {
-		r.direct = without(r.direct, func(o outlet[T]) bool { return o.ch == own.ch })
-	}
+	r.direct = without(r.direct, func(o outlet[T]) bool { return subscriber(o.sub) == s })
 	r.typed = without(r.typed, func(t typedSource[T]) bool { return owned(t) })
 	r.boxed = without(r.boxed, func(t boxedSource) bool { return owned(t) })
-	r.boxedFrom = without(r.boxedFrom, func(t boxedSource) bool { return owned(t) })
+	r.boxedSlow = without(r.boxedSlow, func(t boxedSource) bool { return owned(t) })
 	if len(r.direct) == len(old.direct) && len(r.typed) == len(old.typed) &&
-		len(r.boxed) == len(old.boxed) && len(r.boxedFrom) == len(old.boxedFrom) {
+		len(r.boxed) == len(old.boxed) && len(r.boxedSlow) == len(old.boxedSlow) {
 		return // s was not routed here
 	}
 	ed.store(e, &r)
+}
+
+func (ed editorOf[T]) eachLocked(e *entry, f func(subscriber)) {
+	r := ed.load(e)
+	if r == nil {
+		return
+	}
+	for _, o := range r.direct {
+		f(o.sub)
+	}
+	for _, t := range r.typed {
+		f(t.owner())
+	}
+	for _, t := range r.boxed {
+		f(t.owner())
+	}
+	for _, t := range r.boxedSlow {
+		f(t.owner())
+	}
 }
 
 // without returns xs without the first element for which match is true,

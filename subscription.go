@@ -1,0 +1,205 @@
+package topic
+
+import (
+	"reflect"
+	"sync/atomic"
+	"unsafe"
+)
+
+// A subscriber is a subscription, whatever its type.
+type subscriber interface {
+	sources() []source // From sources in order, then the own type
+	isWild() bool      // some source is an interface type
+	stats() SubscriptionStats
+}
+
+// sub is a channel subscription of type T.
+type sub[T any] struct {
+	ch   chan T
+	b    *Broker
+	opt  *subOptions[T] // nil unless an option beyond Buffer and Overflow was given
+	lost lossCounter
+	// dead is set by cancel, with b.mu held, before it waits for the guard.
+	// A publisher that enters the guard with a route loaded before it, as
+	// offer does after a From function ran, checks it before sending.
+	dead   atomic.Bool
+	wild   bool   // never changes after Subscribe
+	policy Policy // never changes after Subscribe
+}
+
+// subOptions holds what few subscriptions need. Never changes after
+// Subscribe, but for stop, which is guarded by Broker.mu.
+type subOptions[T any] struct {
+	srcs   []source // From sources, in order
+	name   string
+	onLoss func(Loss[T])
+	stop   func() bool // stops the context.AfterFunc of a Context option
+}
+
+// plain reports whether the subscription can be delivered to inside a
+// publication's guard section: nothing of the user's runs, in one step.
+func (s *sub[T]) plain() bool {
+	return s.policy == DropNewest && (s.opt == nil || s.opt.onLoss == nil)
+}
+
+func (s *sub[T]) sources() []source {
+	var srcs []source
+	if s.opt != nil {
+		srcs = s.opt.srcs
+	}
+	return append(srcs[:len(srcs):len(srcs)], source(s))
+}
+
+func (s *sub[T]) isWild() bool { return s.wild }
+
+// A subscription is its own last source.
+
+func (s *sub[T]) key() unsafe.Pointer { return keyOf[T]() }
+func (s *sub[T]) typ() reflect.Type   { return reflect.TypeFor[T]() }
+func (s *sub[T]) owner() subscriber   { return s }
+func (s *sub[T]) slow() bool          { return !s.plain() }
+func (s *sub[T]) newEntry() *entry    { return newEntry[T](nil, reflect.TypeFor[T](), false) }
+
+// deliver offers v, a publication of type T, to a subscription that is not
+// plain; the caller is outside the guard.
+func (s *sub[T]) deliver(g *guard, v T) { s.offer(g, v) }
+
+// deliverBoxed offers x, which the route matched against T, an interface
+// type. For a plain subscription the caller is inside the guard.
+func (s *sub[T]) deliverBoxed(g *guard, x any) {
+	v, ok := x.(T)
+	if !ok && x != nil {
+		return // unreachable: the route matched x against T
+	}
+	if !s.plain() {
+		s.offer(g, v)
+		return
+	}
+	select {
+	case s.ch <- v:
+	default:
+		s.lost.add(Full)
+	}
+}
+
+// maxEvictions bounds the attempts of a drop-oldest publication: evicting a
+// value and then finding the buffer full again means other publishers are
+// filling it at the same moment, and the publication must not spin.
+const maxEvictions = 4
+
+// offer sends v under the subscription's policy, from outside the guard,
+// entering it for each attempt, and reports what it lost once outside.
+func (s *sub[T]) offer(g *guard, v T) {
+	for attempt := 0; ; attempt++ {
+		c := g.enter()
+		if s.dead.Load() {
+			g.exit(c)
+			return
+		}
+		select {
+		case s.ch <- v:
+			g.exit(c)
+			return
+		default:
+		}
+		if s.policy != DropOldest || cap(s.ch) == 0 || attempt == maxEvictions {
+			g.exit(c)
+			s.lose(Loss[T]{Cause: Full, Value: v})
+			return
+		}
+		// Make room: take the oldest value from the head of the buffer.
+		// The buffer keeps its order; another receiver may have emptied it
+		// meanwhile, in which case there is nothing to evict.
+		var old T
+		evicted := false
+		select {
+		case old = <-s.ch:
+			evicted = true
+		default:
+		}
+		g.exit(c)
+		if evicted {
+			s.lose(Loss[T]{Cause: Evicted, Value: old})
+		}
+	}
+}
+
+// lose counts l and hands it to the subscription's OnLoss function, if any,
+// on the calling goroutine, outside the guard.
+func (s *sub[T]) lose(l Loss[T]) {
+	s.lost.add(l.Cause)
+	if s.opt != nil && s.opt.onLoss != nil {
+		callOnLoss(s.opt.onLoss, l)
+	}
+}
+
+// callOnLoss calls f, recovering its panic: a lost-value hook must not take
+// the publisher down.
+func callOnLoss[T any](f func(Loss[T]), l Loss[T]) {
+	defer func() { _ = recover() }()
+	f(l)
+}
+
+func (s *sub[T]) stats() SubscriptionStats {
+	st := SubscriptionStats{
+		Type:     reflect.TypeFor[T](),
+		Policy:   s.policy,
+		Capacity: cap(s.ch),
+		Queued:   len(s.ch),
+		Lost:     s.lost.load(),
+	}
+	if s.opt != nil {
+		st.Name = s.opt.name
+	}
+	return st
+}
+
+// deliver offers v to the route r of entry e.
+func deliver[T any](g *guard, e *entry, r *route[T], v T) {
+	if len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0 {
+		// Only plain sends: when every buffer is full, every send would
+		// fail, so count the drops without entering the guard. A cancelled
+		// subscription may still be listed here; it is not sent to.
+		for _, o := range r.direct {
+			if o.cap == 0 || len(o.ch) < o.cap {
+				goto send
+			}
+		}
+		for _, o := range r.direct {
+			o.sub.lost.add(Full)
+		}
+		return
+	}
+send:
+	c := g.enter()
+	// The route must be loaded inside the guard (see guard).
+	// Safety: as in Publish.
+	r = (*route[T])(unsafe.Pointer(e.route.Load()))
+	if r == nil {
+		g.exit(c)
+		return
+	}
+	for _, o := range r.direct {
+		select {
+		case o.ch <- v:
+		default:
+			o.sub.lost.add(Full)
+		}
+	}
+	var x any
+	if len(r.boxed)+len(r.boxedSlow) > 0 {
+		x = any(v) // the one boxing, shared by every interface subscription
+		for _, s := range r.boxed {
+			s.deliverBoxed(g, x)
+		}
+	}
+	g.exit(c)
+	// What runs the user's code, or takes several steps, runs outside the
+	// guard and enters it for each send.
+	for _, s := range r.typed {
+		s.deliver(g, v)
+	}
+	for _, s := range r.boxedSlow {
+		s.deliverBoxed(g, x)
+	}
+}
