@@ -435,3 +435,45 @@ func BenchmarkSubscriptionMemory(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPublishDropOldest publishes to a full drop-oldest subscription:
+// every publication evicts the oldest value, counted, and queues its own.
+func BenchmarkPublishDropOldest(b *testing.B) {
+	var br topic.Broker
+	_, cancel := br.Subscribe(topic.Buffer[Value](4), topic.Overflow[Value](topic.DropOldest))
+	defer cancel()
+	for range 4 {
+		br.Publish(value)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(value)
+	}
+}
+
+// BenchmarkPublishOnLoss publishes to a full subscription with an OnLoss
+// function: the slow path that reports each loss.
+func BenchmarkPublishOnLoss(b *testing.B) {
+	var br topic.Broker
+	var lost int
+	_, cancel := br.Subscribe(topic.OnLoss(func(topic.Loss[Value]) { lost++ }))
+	defer cancel()
+	br.Publish(value)
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(value)
+	}
+}
+
+// BenchmarkSubscriptions takes the introspection snapshot of a broker
+// holding 10,000 subscriptions over 100 types.
+func BenchmarkSubscriptions(b *testing.B) {
+	var br topic.Broker
+	subscribeSpread(b, &br, 10000, 100)
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := len(br.Subscriptions()); n != 10000 {
+			b.Fatalf("%d subscriptions in the snapshot, want 10000", n)
+		}
+	}
+}
