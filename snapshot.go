@@ -28,12 +28,17 @@ type SubscriptionStats struct {
 func (b *Broker) Subscriptions() []SubscriptionStats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	type item struct {
+		typ string
+		st  SubscriptionStats
+	}
+	var items []item
 	seen := make(map[subscriber]bool)
-	var out []SubscriptionStats
 	add := func(s subscriber) {
 		if !seen[s] {
 			seen[s] = true
-			out = append(out, s.stats())
+			st := s.stats()
+			items = append(items, item{st.Type.String(), st})
 		}
 	}
 	for _, s := range b.wild {
@@ -44,8 +49,12 @@ func (b *Broker) Subscriptions() []SubscriptionStats {
 			e.edit.eachLocked(e, add)
 		}
 	}
-	slices.SortStableFunc(out, func(x, y SubscriptionStats) int {
-		return cmp.Or(cmp.Compare(x.Type.String(), y.Type.String()), cmp.Compare(x.Name, y.Name))
+	slices.SortStableFunc(items, func(x, y item) int {
+		return cmp.Or(cmp.Compare(x.typ, y.typ), cmp.Compare(x.st.Name, y.st.Name))
 	})
+	out := make([]SubscriptionStats, len(items))
+	for i, it := range items {
+		out[i] = it.st
+	}
 	return out
 }
