@@ -27,6 +27,9 @@ type Broker struct {
 	// wild lists the live subscriptions that have an interface source, in
 	// subscription order. Guarded by mu.
 	wild []subscriber
+	// handlers holds the handlers whose worker has not ended. Guarded by mu.
+	handlers map[handlerRef]struct{}
+	closed   bool // set by Shutdown; guarded by mu
 }
 
 // Publish offers v to every subscription that matches it.
@@ -53,7 +56,9 @@ func (b *Broker) Publish[T any](v T) {
 		if !t.wild {
 			return
 		}
-		e = b.resolve(k, v)
+		if e = b.resolve(k, v); e == nil {
+			return
+		}
 	}
 	// Safety: e was found under keyOf[T], so its route is a *route[T].
 	r := (*route[T])(unsafe.Pointer(e.route.Load()))
@@ -70,6 +75,9 @@ func (b *Broker) resolve[T any](k unsafe.Pointer, v T) *entry {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t := b.table.Load()
+	if t == nil {
+		return nil // shut down
+	}
 	typ := reflect.TypeFor[T]()
 	if !isInterface(typ) {
 		if e := t.find(k, nil); e != nil {
@@ -125,16 +133,38 @@ func (b *Broker) addEntryLocked(e *entry) *entry {
 // is ever sent on the channel again. A subscription that is never cancelled is
 // retained by the broker, so callers should cancel when they stop receiving.
 func (b *Broker) Subscribe[T any](opts ...Option[T]) (<-chan T, func()) {
+	ch, cancel := b.subscribe(opts, nil)
+	if ch == nil {
+		ch = make(chan T)
+		close(ch)
+		return ch, func() {}
+	}
+	return ch, cancel
+}
+
+// subscribe registers a subscription configured by opts and returns its
+// channel and cancellation; a nil channel if the broker is shut down. For a
+// handler, h binds the handler to the subscription before it is registered
+// and registers the handler with it, Broker.mu held. (h is a function, not a
+// *handler[T], so that Subscribe[T] does not instantiate handlers, which
+// publish DeadLetter[T]: an instantiation cycle.)
+func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) handlerRef) (chan T, func()) {
 	s := &sub[T]{b: b}
 	c := config[T]{sub: s, capacity: 1}
+	if h != nil {
+		c.capacity = DefaultHandlerBuffer
+	}
 	for _, o := range opts {
 		if o.apply != nil {
 			o.apply(&c)
 		}
 	}
+	if h == nil && c.handlerOnly != "" {
+		panic("topic: " + c.handlerOnly + " is an option of Broker.Handle, not Subscribe")
+	}
 	s.ch = make(chan T, c.capacity)
 	s.policy = c.policy
-	if c.name != "" || c.onLoss != nil || c.ctx != nil || len(c.srcs) > 0 {
+	if c.name != "" || c.onLoss != nil || c.ctx != nil || len(c.srcs) > 0 || h != nil {
 		s.opt = &subOptions[T]{srcs: c.srcs, name: c.name, onLoss: c.onLoss}
 	}
 	srcs := s.sources()
@@ -144,6 +174,9 @@ func (b *Broker) Subscribe[T any](opts ...Option[T]) (<-chan T, func()) {
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return nil, nil
+	}
 	// Make sure every concrete source type has an entry; one created here
 	// is routed to the wildcard subscriptions already, not yet to s.
 	for _, src := range srcs {
@@ -161,6 +194,14 @@ func (b *Broker) Subscribe[T any](opts ...Option[T]) (<-chan T, func()) {
 		if src, boxed := decide(srcs, e); src != nil {
 			e.edit.addLocked(e, src, boxed)
 		}
+	}
+	if h != nil {
+		ref := h(s, &c)
+		s.opt.handler = ref
+		if b.handlers == nil {
+			b.handlers = make(map[handlerRef]struct{})
+		}
+		b.handlers[ref] = struct{}{}
 	}
 	if c.ctx != nil {
 		if c.ctx.Err() != nil {
@@ -264,4 +305,3 @@ func deleteSubscriber(ss []subscriber, s subscriber) []subscriber {
 	}
 	return ss
 }
-

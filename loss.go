@@ -17,6 +17,13 @@ const (
 	Evicted
 	// Failed: a From function of the subscription panicked on the value.
 	Failed
+	// Errored: an at-most-once handler's function returned an error or
+	// panicked, or an at-least-once handler failed on a dead letter, which
+	// it does not dead-letter again.
+	Errored
+	// Discarded: a handler stopped with DiscardOnStop, or by a Shutdown
+	// whose context ended, dropped the value it had queued or was retrying.
+	Discarded
 )
 
 func (c Cause) String() string {
@@ -27,6 +34,10 @@ func (c Cause) String() string {
 		return "evicted"
 	case Failed:
 		return "failed"
+	case Errored:
+		return "errored"
+	case Discarded:
+		return "discarded"
 	}
 	return "Cause(" + strconv.Itoa(int(c)) + ")"
 }
@@ -63,15 +74,19 @@ type Loss[T any] struct {
 	// function, and Panic what the function panicked with.
 	Source any
 	Panic  any
+	// Err is, for Errored and Discarded, the error of the handler's last
+	// call, if any.
+	Err error
 }
 
 // Lost counts the values a subscription lost, by cause.
 type Lost struct {
 	Full, Evicted, Failed uint64
+	Errored, Discarded    uint64 // handlers only
 }
 
 // Total is the number of values lost, whatever the cause.
-func (l Lost) Total() uint64 { return l.Full + l.Evicted + l.Failed }
+func (l Lost) Total() uint64 { return l.Full + l.Evicted + l.Failed + l.Errored + l.Discarded }
 
 // A lossCounter counts one subscription's losses with one atomic addition
 // per value lost and none per value delivered. It starts as three plain

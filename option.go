@@ -3,6 +3,7 @@ package topic
 import (
 	"context"
 	"reflect"
+	"time"
 	"unsafe"
 )
 
@@ -22,6 +23,12 @@ type config[T any] struct {
 	onLoss   func(Loss[T])
 	ctx      context.Context
 	srcs     []source
+
+	// Handler options; handlerOnly names the last one given.
+	handlerOnly string
+	retry       *RetryPolicy
+	timeout     time.Duration
+	discard     bool
 }
 
 // Buffer sets the capacity of a subscription's channel.

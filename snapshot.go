@@ -14,6 +14,10 @@ type SubscriptionStats struct {
 	Capacity int          // the capacity of its channel
 	Queued   int          // the values in its channel, not yet received
 	Lost     Lost         // the values it lost, by cause, since it began
+	// Handler holds the counts of a handler subscription, nil for a
+	// channel subscription. A handler's counts are published by its
+	// goroutine at least every 64 values and whenever its queue is empty.
+	Handler *HandlerStats
 }
 
 // Subscriptions returns a snapshot of every live subscription, ordered by
@@ -32,13 +36,30 @@ func (b *Broker) Subscriptions() []SubscriptionStats {
 		typ string
 		st  SubscriptionStats
 	}
-	var items []item
+	live := b.liveLocked()
+	items := make([]item, len(live))
+	for i, s := range live {
+		st := s.stats()
+		items[i] = item{st.Type.String(), st}
+	}
+	slices.SortStableFunc(items, func(x, y item) int {
+		return cmp.Or(cmp.Compare(x.typ, y.typ), cmp.Compare(x.st.Name, y.st.Name))
+	})
+	out := make([]SubscriptionStats, len(items))
+	for i, it := range items {
+		out[i] = it.st
+	}
+	return out
+}
+
+// liveLocked returns every live subscription.
+func (b *Broker) liveLocked() []subscriber {
 	seen := make(map[subscriber]bool)
+	var out []subscriber
 	add := func(s subscriber) {
 		if !seen[s] {
 			seen[s] = true
-			st := s.stats()
-			items = append(items, item{st.Type.String(), st})
+			out = append(out, s)
 		}
 	}
 	for _, s := range b.wild {
@@ -48,13 +69,6 @@ func (b *Broker) Subscriptions() []SubscriptionStats {
 		if !e.iface {
 			e.edit.eachLocked(e, add)
 		}
-	}
-	slices.SortStableFunc(items, func(x, y item) int {
-		return cmp.Or(cmp.Compare(x.typ, y.typ), cmp.Compare(x.st.Name, y.st.Name))
-	})
-	out := make([]SubscriptionStats, len(items))
-	for i, it := range items {
-		out[i] = it.st
 	}
 	return out
 }

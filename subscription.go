@@ -11,6 +11,7 @@ type subscriber interface {
 	sources() []source // From sources in order, then the own type
 	isWild() bool      // some source is an interface type
 	stats() SubscriptionStats
+	cancelLocked()
 }
 
 // sub is a channel subscription of type T.
@@ -34,6 +35,17 @@ type subOptions[T any] struct {
 	name   string
 	onLoss func(Loss[T])
 	stop   func() bool // stops the context.AfterFunc of a Context option
+	// handler is the handler draining the channel, or nil. Set with
+	// Broker.mu held, before the subscription is registered.
+	handler handlerRef
+}
+
+// name returns the subscription's Name.
+func (s *sub[T]) name() string {
+	if s.opt == nil {
+		return ""
+	}
+	return s.opt.name
 }
 
 // plain reports whether the subscription can be delivered to inside a
@@ -150,6 +162,10 @@ func (s *sub[T]) stats() SubscriptionStats {
 	}
 	if s.opt != nil {
 		st.Name = s.opt.name
+		if h := s.opt.handler; h != nil {
+			st.Handler = h.stats()
+			st.Lost.Errored, st.Lost.Discarded = h.lost()
+		}
 	}
 	return st
 }

@@ -1,0 +1,480 @@
+package topic
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
+
+	"sync/atomic"
+	"time"
+)
+
+// DefaultHandlerBuffer is the capacity of a handler's queue when Handle is
+// given no Buffer option.
+const DefaultHandlerBuffer = 64
+
+// Handle registers f to be called with every value of type T the broker
+// delivers to it, and returns the function that stops it.
+//
+// A handler is a subscription, configured by the options of Subscribe
+// (Buffer, From, Overflow, Name, OnLoss, Context), whose channel is drained
+// by one goroutine of its own that calls f with each value, in the order
+// the subscription accepted them. f never runs on a publisher's goroutine: a
+// slow handler fills its own queue, and then loses values under its Overflow
+// policy, counted, but slows no publisher and no other subscription. Without
+// Buffer, the queue holds DefaultHandlerBuffer values.
+//
+// By default a handler is at most once: f is called once per value, and a
+// value whose call returns an error or panics is lost, counted as Errored and
+// reported to OnLoss. With Retry it is at least once: a value leaves the
+// handler only when f returns nil; after an error, a panic or an attempt that
+// timed out (AttemptTimeout), f is called again with the same value after a
+// back-off, and the next value waits, so order is kept. A value that fails
+// all its attempts is published on the same broker as a DeadLetter[T]. An
+// at-least-once f may see a value more than once (its earlier attempt may
+// have done the work before failing), so it must tolerate duplicates.
+//
+// A panic in f is recovered and treated as an error, a *PanicError holding
+// the stack. f receives a context that is cancelled when the handler stops
+// discarding (DiscardOnStop, or a Shutdown whose context ended) and, with
+// AttemptTimeout, when the attempt's time is up; a draining stop leaves it
+// live so that queued values are handled normally.
+//
+// f may publish, subscribe, cancel, and register or stop handlers, its own
+// included, on the same broker.
+//
+// Stop stops new deliveries at once. Then, by default, the handler handles
+// what its queue had accepted, retries included; with DiscardOnStop it
+// discards it, counted as Discarded, and cancels f's context. Stop waits for
+// the call in flight and for the goroutine to end, unless it is called by f
+// itself, which it cannot wait for: it then returns at once, and the handler
+// ends when f returns. Stop is idempotent; every call returns once the
+// handler has ended.
+//
+// After Shutdown, Handle registers nothing and returns a stop that does
+// nothing.
+func (b *Broker) Handle[T any](f func(context.Context, T) error, opts ...Option[T]) (stop func()) {
+	if f == nil {
+		panic("topic: Handle function is nil")
+	}
+	h := &handler[T]{b: b, f: f, done: make(chan struct{})}
+	ch, _ := b.subscribe(opts, h.bind)
+	if ch == nil {
+		close(h.done)
+		return func() {}
+	}
+	go h.run(ch)
+	return h.stop
+}
+
+// RetryPolicy says how an at-least-once handler retries a value.
+//
+// The n-th retry waits Base·2ⁿ⁻¹, at most Max, less a random fraction of up
+// to Jitter of that delay, which spreads retries that failed together.
+type RetryPolicy struct {
+	Attempts int           // calls per value, the first included; at least 1
+	Base     time.Duration // wait before the first retry; 0 retries at once
+	Max      time.Duration // longest wait; 0 means no bound but Base doubling
+	Jitter   float64       // in [0, 1]
+}
+
+// delay returns the wait before retry n (1 for the first).
+func (p RetryPolicy) delay(n int) time.Duration {
+	d := p.Base
+	for i := 1; i < n && d > 0 && (p.Max == 0 || d < p.Max); i++ {
+		if d > time.Duration(1<<62) {
+			break
+		}
+		d *= 2
+	}
+	if p.Max > 0 && d > p.Max {
+		d = p.Max
+	}
+	if p.Jitter > 0 && d > 0 {
+		d -= time.Duration(rand.Float64() * p.Jitter * float64(d))
+	}
+	return d
+}
+
+// Retry makes a handler at least once, retrying values under p. Misuse
+// panics when Handle is called: p.Attempts below one, a negative duration, a
+// Jitter outside [0, 1], or the option given to Subscribe. Given more than
+// once, the last one wins.
+func Retry[T any](p RetryPolicy) Option[T] {
+	return Option[T]{apply: func(c *config[T]) {
+		switch {
+		case p.Attempts < 1:
+			panic("topic: RetryPolicy.Attempts must be at least 1")
+		case p.Base < 0 || p.Max < 0:
+			panic("topic: RetryPolicy delays must not be negative")
+		case p.Jitter < 0 || p.Jitter > 1:
+			panic("topic: RetryPolicy.Jitter must be in [0, 1]")
+		}
+		c.handlerOnly = "Retry"
+		c.retry = &p
+	}}
+}
+
+// AttemptTimeout bounds each call of a handler's function: its context is
+// cancelled after d. The call's result decides: an error (such as the
+// context's) is a failed attempt, nil a success. A d of zero or less sets no
+// bound. Given to Subscribe it panics. Given more than once, the last one
+// wins.
+func AttemptTimeout[T any](d time.Duration) Option[T] {
+	return Option[T]{apply: func(c *config[T]) {
+		c.handlerOnly = "AttemptTimeout"
+		c.timeout = max(d, 0)
+	}}
+}
+
+// DiscardOnStop makes a handler's stop discard the values it has queued,
+// counted as Discarded, instead of handling them, and cancel the context of
+// the call in flight. Given to Subscribe it panics.
+func DiscardOnStop[T any]() Option[T] {
+	return Option[T]{apply: func(c *config[T]) {
+		c.handlerOnly = "DiscardOnStop"
+		c.discard = true
+	}}
+}
+
+// A DeadLetter is published, on the broker of the handler, for each value an
+// at-least-once handler failed to handle in all its attempts. Subscribe to
+// DeadLetter[T] for the dead letters of values of type T, or to DeadLettered
+// for all of them.
+//
+// A handler does not dead-letter a value that is itself a dead letter: that
+// value is lost, counted as Errored, so that failing handlers of dead letters
+// cannot feed each other forever.
+type DeadLetter[T any] struct {
+	Value    T
+	Err      error  // the error of the last attempt
+	Attempts int    // the calls made
+	Handler  string // the handler's Name, or empty
+}
+
+// Letter returns d with its value as an interface.
+func (d DeadLetter[T]) Letter() Letter {
+	return Letter{Value: d.Value, Err: d.Err, Attempts: d.Attempts, Handler: d.Handler}
+}
+
+// DeadLettered is implemented by every DeadLetter type. A subscription to it
+// receives every dead letter published on the broker.
+type DeadLettered interface {
+	Letter() Letter
+}
+
+// A Letter is a dead letter of any type.
+type Letter struct {
+	Value    any
+	Err      error
+	Attempts int
+	Handler  string
+}
+
+// A PanicError is what a handler's function returned, in effect, when it
+// panicked: the panic's value and the stack of the goroutine at the panic.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("topic: handler panicked: %v", e.Value) }
+
+// Unwrap returns the panic's value if it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// HandlerStats are the counts of a handler subscription.
+type HandlerStats struct {
+	Accepted     uint64 // values taken from the queue by the worker
+	Handled      uint64 // values for which the function returned nil
+	Retried      uint64 // retries made, all values together
+	DeadLettered uint64 // values published as dead letters
+	AtLeastOnce  bool   // whether Retry was given
+}
+
+// handler is a handler subscription of type T.
+type handler[T any] struct {
+	b       *Broker
+	f       func(context.Context, T) error
+	s       *sub[T] // its channel subscription; set by Broker.subscribe
+	retry   *RetryPolicy
+	timeout time.Duration
+	discard bool // DiscardOnStop
+
+	ctx        context.Context // cancelled when the handler discards, or ends
+	cancelCtx  context.CancelFunc
+	discarding atomic.Bool // set by stop with DiscardOnStop, or by Shutdown
+	stopping   atomic.Bool // set by the first stop
+	worker     atomic.Uint64
+	done       chan struct{} // closed when the worker ends
+	counts     handlerCounts
+}
+
+// handlerCounts are a handler's counts, written only by its worker. It
+// publishes them when it would wait for a value, every flushEvery values,
+// and when it ends, so that counting costs no atomic operation per value.
+type handlerCounts struct {
+	accepted, handled, retried, deadLettered, errored, discarded atomic.Uint64
+}
+
+type localCounts struct {
+	accepted, handled, retried, deadLettered, errored, discarded uint64
+}
+
+const flushEvery = 64
+
+func (c *handlerCounts) store(l *localCounts) {
+	c.accepted.Store(l.accepted)
+	c.handled.Store(l.handled)
+	c.retried.Store(l.retried)
+	c.deadLettered.Store(l.deadLettered)
+	c.errored.Store(l.errored)
+	c.discarded.Store(l.discarded)
+}
+
+// bind makes s the handler's subscription and takes the handler options of
+// c, with Broker.mu held.
+func (h *handler[T]) bind(s *sub[T], c *config[T]) handlerRef {
+	h.s = s
+	h.retry, h.timeout, h.discard = c.retry, c.timeout, c.discard
+	h.ctx, h.cancelCtx = context.WithCancel(context.Background())
+	return h
+}
+
+func (h *handler[T]) run(ch <-chan T) {
+	h.worker.Store(goid())
+	var n localCounts
+	defer func() {
+		h.counts.store(&n)
+		h.cancelCtx()
+		h.b.forgetHandler(h)
+		close(h.done)
+	}()
+	for {
+		var v T
+		var ok bool
+		select {
+		case v, ok = <-ch:
+		default:
+			h.counts.store(&n) // about to wait: publish the counts
+			v, ok = <-ch
+		}
+		if !ok {
+			return
+		}
+		n.accepted++
+		if h.discarding.Load() {
+			h.lose(&n, Loss[T]{Cause: Discarded, Value: v})
+		} else {
+			h.handle(&n, v)
+		}
+		if n.accepted%flushEvery == 0 {
+			h.counts.store(&n)
+		}
+	}
+}
+
+// handle calls f with v as the handler's mode says.
+func (h *handler[T]) handle(n *localCounts, v T) {
+	for attempt := 1; ; attempt++ {
+		err := h.call(v)
+		if err == nil {
+			n.handled++
+			return
+		}
+		if h.retry == nil {
+			h.lose(n, Loss[T]{Cause: Errored, Value: v, Err: err})
+			return
+		}
+		if attempt >= h.retry.Attempts {
+			if _, dead := any(v).(DeadLettered); dead {
+				h.lose(n, Loss[T]{Cause: Errored, Value: v, Err: err})
+				return
+			}
+			n.deadLettered++
+			h.b.Publish(DeadLetter[T]{Value: v, Err: err, Attempts: attempt, Handler: h.s.name()})
+			return
+		}
+		n.retried++
+		if !h.wait(h.retry.delay(attempt)) {
+			h.lose(n, Loss[T]{Cause: Discarded, Value: v, Err: err})
+			return
+		}
+	}
+}
+
+// wait sleeps d, or less if the handler starts discarding; it reports
+// whether the handler should go on.
+func (h *handler[T]) wait(d time.Duration) bool {
+	if d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-h.ctx.Done():
+			t.Stop()
+		}
+	}
+	return !h.discarding.Load()
+}
+
+// call runs f once, turning a panic into a *PanicError.
+func (h *handler[T]) call(v T) (err error) {
+	ctx := h.ctx
+	if h.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return h.f(ctx, v)
+}
+
+// lose counts l and reports it to the subscription's OnLoss function.
+func (h *handler[T]) lose(n *localCounts, l Loss[T]) {
+	if l.Cause == Discarded {
+		n.discarded++
+	} else {
+		n.errored++
+	}
+	if o := h.s.opt; o != nil && o.onLoss != nil {
+		callOnLoss(o.onLoss, l)
+	}
+}
+
+// stop is the function Handle returns.
+func (h *handler[T]) stop() {
+	if h.stopping.CompareAndSwap(false, true) {
+		if h.discard {
+			h.discardNow()
+		}
+		h.s.cancel() // closes the queue: the worker ends once it is empty
+	}
+	if h.worker.Load() == goid() {
+		return // called by f: the worker ends when f returns
+	}
+	<-h.done
+}
+
+// discardNow makes the worker discard what remains and cancels f's context.
+func (h *handler[T]) discardNow() {
+	h.discarding.Store(true)
+	h.cancelCtx()
+}
+
+func (h *handler[T]) beginStop() {
+	if h.stopping.CompareAndSwap(false, true) {
+		if h.discard {
+			h.discardNow()
+		}
+		h.s.cancelLocked()
+	}
+}
+
+func (h *handler[T]) ended() <-chan struct{} { return h.done }
+func (h *handler[T]) workerID() uint64       { return h.worker.Load() }
+
+func (h *handler[T]) stats() *HandlerStats {
+	return &HandlerStats{
+		Accepted:     h.counts.accepted.Load(),
+		Handled:      h.counts.handled.Load(),
+		Retried:      h.counts.retried.Load(),
+		DeadLettered: h.counts.deadLettered.Load(),
+		AtLeastOnce:  h.retry != nil,
+	}
+}
+
+func (h *handler[T]) lost() (errored, discarded uint64) {
+	return h.counts.errored.Load(), h.counts.discarded.Load()
+}
+
+// A handlerRef is a handler of any type, as the broker keeps it.
+type handlerRef interface {
+	beginStop() // with Broker.mu held
+	discardNow()
+	ended() <-chan struct{}
+	workerID() uint64
+	stats() *HandlerStats
+	lost() (errored, discarded uint64)
+}
+
+// forgetHandler removes h from the broker's handlers.
+func (b *Broker) forgetHandler(h handlerRef) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.handlers, h)
+}
+
+// Shutdown closes the broker, for a program's shutdown path. It stops every
+// handler as its stop function would, without waiting, and cancels every
+// channel subscription, so that range loops over them end. Then it waits for
+// the handlers to finish what they had queued, or for ctx to end, whichever
+// comes first. If ctx ends first, the handlers discard what remains, counted,
+// their functions' contexts are cancelled, and Shutdown returns ctx's error
+// without waiting further: a function that ignores its context may still be
+// running. Called by a handler's function, Shutdown does not wait for that
+// handler.
+//
+// After Shutdown, Publish delivers nothing and returns at once, Subscribe
+// returns a closed channel and a cancellation that does nothing, and Handle
+// returns a stop that does nothing. Shutdown is idempotent: a later call
+// waits like the first.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.mu.Lock()
+	b.closed = true
+	var hs []handlerRef
+	for h := range b.handlers {
+		hs = append(hs, h)
+		h.beginStop()
+	}
+	for _, s := range b.liveLocked() {
+		s.cancelLocked()
+	}
+	b.table.Store(nil)
+	b.mu.Unlock()
+
+	self := goid()
+	for _, h := range hs {
+		if h.workerID() == self {
+			continue
+		}
+		select {
+		case <-h.ended():
+		case <-ctx.Done():
+			for _, h := range hs {
+				h.discardNow()
+			}
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// goid returns the id of the calling goroutine, read from the first line
+// of its stack trace ("goroutine 18 [running]:"): the only way for a stop
+// function to know it is called by the handler it stops, which it must not
+// wait for. It costs about a microsecond, paid by stop and Shutdown alone.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	const prefix = "goroutine "
+	if len(b) < len(prefix) {
+		return 0
+	}
+	var id uint64
+	for _, c := range b[len(prefix):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}
