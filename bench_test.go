@@ -1,6 +1,7 @@
 package topic_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -474,6 +475,115 @@ func BenchmarkSubscriptions(b *testing.B) {
 	for b.Loop() {
 		if n := len(br.Subscriptions()); n != 10000 {
 			b.Fatalf("%d subscriptions in the snapshot, want 10000", n)
+		}
+	}
+}
+
+// burst is a value of the handler benchmarks; the last of a burst says so.
+type burst struct {
+	N    int
+	Last bool
+}
+
+const burstLen = 512
+
+// publishBursts publishes b.N values in bursts of burstLen into a queue of
+// twice that, waiting after each burst for the consumer to signal done, so
+// that nothing is dropped and the consumer is never idle within a burst.
+func publishBursts(b *testing.B, br *topic.Broker, done <-chan struct{}) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; {
+		k := min(burstLen, b.N-n)
+		for i := range k {
+			br.Publish(burst{N: n + i, Last: i == k-1})
+		}
+		<-done
+		n += k
+	}
+}
+
+// BenchmarkHandler passes values through a handler whose function does
+// nothing but signal the end of a burst: the handler's own cost per value.
+func BenchmarkHandler(b *testing.B) {
+	var br topic.Broker
+	done := make(chan struct{})
+	stop := br.Handle(func(_ context.Context, v burst) error {
+		if v.Last {
+			done <- struct{}{}
+		}
+		return nil
+	}, topic.Buffer[burst](2*burstLen))
+	publishBursts(b, &br, done)
+	b.StopTimer()
+	stop()
+}
+
+// BenchmarkHandlerAtLeastOnce is the same through an at-least-once handler
+// whose calls succeed.
+func BenchmarkHandlerAtLeastOnce(b *testing.B) {
+	var br topic.Broker
+	done := make(chan struct{})
+	stop := br.Handle(func(_ context.Context, v burst) error {
+		if v.Last {
+			done <- struct{}{}
+		}
+		return nil
+	}, topic.Buffer[burst](2*burstLen), topic.Retry[burst](topic.RetryPolicy{Attempts: 3}))
+	publishBursts(b, &br, done)
+	b.StopTimer()
+	stop()
+}
+
+// BenchmarkHandlerBaseline is the hand-written equivalent of a handler: a
+// goroutine ranging over a channel subscription, calling the function.
+func BenchmarkHandlerBaseline(b *testing.B) {
+	var br topic.Broker
+	done := make(chan struct{})
+	f := func(_ context.Context, v burst) error {
+		if v.Last {
+			done <- struct{}{}
+		}
+		return nil
+	}
+	ch, cancel := br.Subscribe(topic.Buffer[burst](2 * burstLen))
+	ended := make(chan struct{})
+	go func() {
+		ctx := context.Background()
+		for v := range ch {
+			_ = f(ctx, v)
+		}
+		close(ended)
+	}()
+	publishBursts(b, &br, done)
+	b.StopTimer()
+	cancel()
+	<-ended
+}
+
+// BenchmarkHandlerMemory reports the memory held by each of 10,000 idle
+// handlers, goroutine stacks included.
+func BenchmarkHandlerMemory(b *testing.B) {
+	const n = 10000
+	var before, after runtime.MemStats
+	f := func(context.Context, Value) error { return nil }
+	for b.Loop() {
+		var br topic.Broker
+		stops := make([]func(), n)
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range stops {
+			stops[i] = br.Handle(f)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap := float64(after.HeapAlloc - before.HeapAlloc)
+		stack := float64(after.StackInuse - before.StackInuse)
+		b.ReportMetric(heap/n, "heap-B/handler")
+		b.ReportMetric(stack/n, "stack-B/handler")
+		b.ReportMetric((heap+stack)/n, "B/handler")
+		if err := br.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -228,13 +228,21 @@ type localCounts struct {
 
 const flushEvery = 64
 
-func (c *handlerCounts) store(l *localCounts) {
-	c.accepted.Store(l.accepted)
-	c.handled.Store(l.handled)
-	c.retried.Store(l.retried)
-	c.deadLettered.Store(l.deadLettered)
-	c.errored.Store(l.errored)
-	c.discarded.Store(l.discarded)
+// store publishes the counts of l that differ from those of p, the counts
+// it last published, and makes p a copy of l.
+func (c *handlerCounts) store(l, p *localCounts) {
+	publish := func(dst *atomic.Uint64, n, last uint64) {
+		if n != last {
+			dst.Store(n)
+		}
+	}
+	publish(&c.accepted, l.accepted, p.accepted)
+	publish(&c.handled, l.handled, p.handled)
+	publish(&c.retried, l.retried, p.retried)
+	publish(&c.deadLettered, l.deadLettered, p.deadLettered)
+	publish(&c.errored, l.errored, p.errored)
+	publish(&c.discarded, l.discarded, p.discarded)
+	*p = *l
 }
 
 // bind makes s the handler's subscription and takes the handler options of
@@ -248,64 +256,132 @@ func (h *handler[T]) bind(s *sub[T], c *config[T]) handlerRef {
 
 func (h *handler[T]) run(ch <-chan T) {
 	h.worker.Store(goid())
-	var n localCounts
+	var w work[T]
 	defer func() {
-		h.counts.store(&n)
+		h.counts.store(&w.n, &w.published)
 		h.cancelCtx()
 		h.b.forgetHandler(h)
 		close(h.done)
 	}()
+	for h.drain(ch, &w) {
+	}
+}
+
+// work is the worker's state, kept outside drain so that a panic of f,
+// recovered once per drain rather than once per call, finds it.
+type work[T any] struct {
+	n, published localCounts // counts, and those last published
+	v            T           // the value being handled
+	attempt      int         // v's attempt in progress or next; 0: none
+	inCall       bool        // f is running
+	cancel       context.CancelFunc
+}
+
+// drain handles values from ch until it is closed, and returns false; or
+// until f panics, and returns true after recording the failed attempt, to
+// be called again. A defer per call would cost more than f does.
+func (h *handler[T]) drain(ch <-chan T, w *work[T]) (again bool) {
+	defer func() {
+		if !w.inCall {
+			return // not a panic of f's: let it go on
+		}
+		p := recover()
+		w.inCall = false
+		if w.cancel != nil {
+			w.cancel()
+			w.cancel = nil
+		}
+		if p == nil {
+			return // runtime.Goexit in f: the worker ends
+		}
+		if h.failed(w, &PanicError{Value: p, Stack: debug.Stack()}) {
+			// retried by the next drain
+		}
+		again = true
+	}()
+	if w.attempt > 0 {
+		h.handle(w) // a retry after a panic
+	}
 	for {
-		var v T
 		var ok bool
 		select {
-		case v, ok = <-ch:
+		case w.v, ok = <-ch:
 		default:
-			h.counts.store(&n) // about to wait: publish the counts
-			v, ok = <-ch
+			h.counts.store(&w.n, &w.published) // about to wait
+			w.v, ok = <-ch
 		}
 		if !ok {
-			return
+			return false
 		}
-		n.accepted++
+		w.n.accepted++
 		if h.discarding.Load() {
-			h.lose(&n, Loss[T]{Cause: Discarded, Value: v})
+			h.lose(w, Loss[T]{Cause: Discarded, Value: w.v})
 		} else {
-			h.handle(&n, v)
+			w.attempt = 1
+			h.handle(w)
 		}
-		if n.accepted%flushEvery == 0 {
-			h.counts.store(&n)
+		if w.n.accepted%flushEvery == 0 {
+			h.counts.store(&w.n, &w.published)
 		}
 	}
 }
 
-// handle calls f with v as the handler's mode says.
-func (h *handler[T]) handle(n *localCounts, v T) {
-	for attempt := 1; ; attempt++ {
-		err := h.call(v)
+// handle calls f with w.v until it succeeds or failed says to stop.
+func (h *handler[T]) handle(w *work[T]) {
+	for {
+		w.inCall = true
+		err := h.call(w)
+		w.inCall = false
 		if err == nil {
-			n.handled++
+			w.n.handled++
+			w.attempt = 0
 			return
 		}
-		if h.retry == nil {
-			h.lose(n, Loss[T]{Cause: Errored, Value: v, Err: err})
-			return
-		}
-		if attempt >= h.retry.Attempts {
-			if _, dead := any(v).(DeadLettered); dead {
-				h.lose(n, Loss[T]{Cause: Errored, Value: v, Err: err})
-				return
-			}
-			n.deadLettered++
-			h.b.Publish(DeadLetter[T]{Value: v, Err: err, Attempts: attempt, Handler: h.s.name()})
-			return
-		}
-		n.retried++
-		if !h.wait(h.retry.delay(attempt)) {
-			h.lose(n, Loss[T]{Cause: Discarded, Value: v, Err: err})
+		if !h.failed(w, err) {
 			return
 		}
 	}
+}
+
+// call runs f once with w.v, under the attempt timeout if any.
+func (h *handler[T]) call(w *work[T]) error {
+	if h.timeout <= 0 {
+		return h.f(h.ctx, w.v)
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
+	w.cancel = cancel
+	err := h.f(ctx, w.v)
+	cancel()
+	w.cancel = nil
+	return err
+}
+
+// failed records that attempt w.attempt of w.v failed with err, and reports
+// whether to try again, after waiting the back-off; w.attempt is then the
+// next attempt, else 0.
+func (h *handler[T]) failed(w *work[T], err error) bool {
+	k := w.attempt
+	w.attempt = 0
+	switch {
+	case h.retry == nil:
+		h.lose(w, Loss[T]{Cause: Errored, Value: w.v, Err: err})
+		return false
+	case k >= h.retry.Attempts:
+		if _, dead := any(w.v).(DeadLettered); dead {
+			h.lose(w, Loss[T]{Cause: Errored, Value: w.v, Err: err})
+			return false
+		}
+		w.n.deadLettered++
+		h.b.Publish(DeadLetter[T]{Value: w.v, Err: err, Attempts: k, Handler: h.s.name()})
+		return false
+	}
+	w.n.retried++
+	if !h.wait(h.retry.delay(k)) {
+		h.lose(w, Loss[T]{Cause: Discarded, Value: w.v, Err: err})
+		return false
+	}
+	w.attempt = k + 1
+	return true
 }
 
 // wait sleeps d, or less if the handler starts discarding; it reports
@@ -322,28 +398,12 @@ func (h *handler[T]) wait(d time.Duration) bool {
 	return !h.discarding.Load()
 }
 
-// call runs f once, turning a panic into a *PanicError.
-func (h *handler[T]) call(v T) (err error) {
-	ctx := h.ctx
-	if h.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.timeout)
-		defer cancel()
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = &PanicError{Value: p, Stack: debug.Stack()}
-		}
-	}()
-	return h.f(ctx, v)
-}
-
 // lose counts l and reports it to the subscription's OnLoss function.
-func (h *handler[T]) lose(n *localCounts, l Loss[T]) {
+func (h *handler[T]) lose(w *work[T], l Loss[T]) {
 	if l.Cause == Discarded {
-		n.discarded++
+		w.n.discarded++
 	} else {
-		n.errored++
+		w.n.errored++
 	}
 	if o := h.s.opt; o != nil && o.onLoss != nil {
 		callOnLoss(o.onLoss, l)
