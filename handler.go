@@ -294,9 +294,8 @@ func (h *handler[T]) drain(ch <-chan T, w *work[T]) (again bool) {
 		if p == nil {
 			return // runtime.Goexit in f: the worker ends
 		}
-		if h.failed(w, &PanicError{Value: p, Stack: debug.Stack()}) {
-			// retried by the next drain
-		}
+		// If failed sets up a retry, the next drain makes it.
+		h.failed(w, &PanicError{Value: p, Stack: debug.Stack()})
 		again = true
 	}()
 	if w.attempt > 0 {
