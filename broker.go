@@ -171,6 +171,16 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 	for _, src := range srcs {
 		s.wild = s.wild || isInterface(src.typ())
 	}
+	if c.start != nil {
+		// A replay holds the type's sequencing point, taken before
+		// Broker.mu as publishers do, so that none interleaves.
+		l := b.logCoreOf(keyOf[T]())
+		if l == nil {
+			panic("topic: Replay on " + reflect.TypeFor[T]().String() + ", which is not retained")
+		}
+		l.lock()
+		defer l.mu.Unlock()
+	}
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -195,6 +205,9 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 			e.edit.addLocked(e, src, boxed)
 		}
 	}
+	if c.start != nil {
+		b.entryLocked(keyOf[T]()).replay.replayLocked(s, *c.start)
+	}
 	if h != nil {
 		ref := h(s, &c)
 		s.opt.handler = ref
@@ -212,6 +225,16 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 		}
 	}
 	return s.ch, s.cancel
+}
+
+// logCoreOf returns the log of the retained type with key k, or nil.
+func (b *Broker) logCoreOf(k unsafe.Pointer) *logCore {
+	if t := b.table.Load(); t != nil {
+		if e := t.find(k, nil); e != nil {
+			return e.log.Load()
+		}
+	}
+	return nil
 }
 
 // entryLocked returns the entry stored under (k, nil), or nil.

@@ -23,6 +23,7 @@ type config[T any] struct {
 	onLoss   func(Loss[T])
 	ctx      context.Context
 	srcs     []source
+	start    *Start // Replay
 
 	// Handler options; handlerOnly names the last one given.
 	handlerOnly string

@@ -103,6 +103,13 @@ type entry struct {
 	typ   reflect.Type
 	iface bool // a header: the static type is an interface; holds no route
 	edit  editor
+
+	// log is the log of a retained type, for the entry of the type and
+	// that of its Record; nil otherwise. Set once, by Retain.
+	log atomic.Pointer[logCore]
+	// replay pushes the log's backlog into a new subscription of this
+	// entry's type. Set once, by Retain, with Broker.mu held; read with it.
+	replay replayer
 }
 
 // An editor changes the routes of entries whose static type it was made for.
@@ -129,7 +136,21 @@ type route[T any] struct {
 	boxed []boxedSource // plain subscriptions of an interface type: in the guard
 	// boxedSlow are the other interface sources: outside the guard.
 	boxedSlow []boxedSource
+	// log is the log of T if T is retained: publications go through it.
+	// (An interface, not a *logOf[T], which would make route[T] refer to
+	// route[Record[T]] and so on: an instantiation cycle.)
+	log sequencer[T]
 }
+
+// A sequencer publishes the values of a retained type T at its sequencing
+// point and returns the offset each gets.
+type sequencer[T any] interface {
+	publish(g *guard, e *entry, v T) uint64
+}
+
+// runsUserCode reports whether delivering on r may call a function of the
+// user's: a From or an OnLoss function.
+func (r *route[T]) runsUserCode() bool { return len(r.typed)+len(r.boxedSlow) > 0 }
 
 // An outlet is the channel of a subscription reached by a plain send.
 type outlet[T any] struct {
@@ -141,7 +162,7 @@ type outlet[T any] struct {
 }
 
 func (r *route[T]) empty() bool {
-	return len(r.direct)+len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0
+	return r.log == nil && len(r.direct)+len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0
 }
 
 // editorOf is the editor of entries whose static type is T.

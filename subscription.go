@@ -170,8 +170,18 @@ func (s *sub[T]) stats() SubscriptionStats {
 	return st
 }
 
-// deliver offers v to the route r of entry e.
+// deliver offers v to the route r of entry e, through the log of T if T is
+// retained.
 func deliver[T any](g *guard, e *entry, r *route[T], v T) {
+	if r.log != nil {
+		r.log.publish(g, e, v)
+		return
+	}
+	send(g, e, r, v)
+}
+
+// send offers v to the route r of entry e.
+func send[T any](g *guard, e *entry, r *route[T], v T) {
 	if len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0 {
 		// Only plain sends: when every buffer is full, every send would
 		// fail, so count the drops without entering the guard. A cancelled

@@ -1,0 +1,371 @@
+package topic
+
+import (
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Retention bounds what the broker keeps of a retained type: at most Count
+// values, and, if Age is positive, none older than Age.
+type Retention struct {
+	Count int
+	Age   time.Duration
+}
+
+// A Record is a value of a retained type with the offset and time the broker
+// gave it when it was published.
+type Record[T any] struct {
+	Offset uint64
+	Time   time.Time
+	Value  T
+}
+
+// Retain declares T a retained type of the broker, bounded by r.
+//
+// Every publication of a retained type gets the next offset, from zero, and
+// the time, at one sequencing point per type: publications of T are
+// delivered one at a time, in offset order, so that every subscription of
+// type T (or Record[T]) receives them in the same order, whatever the
+// publishers. The broker keeps the latest values within r, for replay
+// (Replay), pull reads (Broker.Read) and subscriptions to Record[T], which
+// receive each value with its offset and time. Memory is proportional to
+// r.Count; keeping and trimming a value costs O(1).
+//
+// Types that are not retained are unaffected: their publication takes no
+// lock. A retained type's publication holds its sequencing point while it
+// delivers, From functions and OnLoss functions included, so those must not
+// publish a retained type: the same type panics, another may deadlock.
+//
+// Retain panics if r.Count is not positive or r.Age is negative, or if T is
+// already retained with another bound; declaring the same bound again does
+// nothing. Wildcard subscriptions (to an interface type T implements) and
+// From sources of type T receive the values of a retained T live, like any
+// value: replay is for subscriptions whose own type is T or Record[T]. After
+// Shutdown, Retain does nothing.
+func (b *Broker) Retain[T any](r Retention) {
+	if r.Count <= 0 {
+		panic("topic: Retention.Count must be positive")
+	}
+	if r.Age < 0 {
+		panic("topic: Retention.Age must not be negative")
+	}
+	typ := reflect.TypeFor[T]()
+	if isInterface(typ) {
+		panic("topic: an interface type cannot be retained: its publications have no one type")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	e := b.entryLocked(keyOf[T]())
+	if e == nil {
+		e = b.addEntryLocked(newEntry[T](nil, typ, false))
+	}
+	if old := e.log.Load(); old != nil {
+		if old.limit != r {
+			panic("topic: " + typ.String() + " is already retained with another bound")
+		}
+		return
+	}
+	re := b.entryLocked(keyOf[Record[T]]())
+	if re == nil {
+		re = b.addEntryLocked(newEntry[Record[T]](nil, reflect.TypeFor[Record[T]](), false))
+	}
+	l := &logOf[T]{rec: re}
+	l.limit = r
+	l.impl = l
+	e.replay = valueReplay[T]{l}
+	re.replay = recordReplay[T]{l}
+	e.log.Store(&l.logCore)
+	re.log.Store(&l.logCore)
+	// Publications of T now go through the log: set it on T's route, which
+	// exists from now on even without subscriptions.
+	ed := editorOf[T]{}
+	var nr route[T]
+	if old := ed.load(e); old != nil {
+		nr = *old
+	}
+	nr.log = l
+	ed.store(e, &nr)
+}
+
+// logCore is the part of a retained type's log that does not depend on the
+// type: the sequencing point and the bound.
+type logCore struct {
+	mu    sync.Mutex
+	limit Retention // never changes
+	// owner is the goroutine holding mu while functions of the user's run,
+	// else 0: a publication they make of the same type would deadlock.
+	owner atomic.Uint64
+	impl  any // the *logOf[T]; never changes
+}
+
+// lock takes the sequencing point, panicking rather than deadlocking when
+// the goroutine holding it publishes the same type again from a From or
+// OnLoss function.
+func (c *logCore) lock() {
+	if c.mu.TryLock() {
+		return
+	}
+	if o := c.owner.Load(); o != 0 && o == goid() {
+		panic("topic: a From or OnLoss function published the retained type it is delivering")
+	}
+	c.mu.Lock()
+}
+
+// logOf is the log of a retained type T: a ring of the latest values.
+type logOf[T any] struct {
+	logCore
+	rec *entry // the entry of Record[T]; never changes
+
+	// Guarded by mu.
+	ring []logged[T] // offset o is at ring[o%len(ring)]; grows to limit.Count
+	head uint64      // offset of the oldest value kept
+	next uint64      // offset of the next publication
+}
+
+type logged[T any] struct {
+	nanos int64 // time.Time.UnixNano of the publication
+	v     T
+}
+
+// appendLocked keeps v, trimming the log, and returns its offset and time.
+func (l *logOf[T]) appendLocked(v T) (uint64, time.Time) {
+	now := time.Now()
+	l.trimLocked(now)
+	if l.next-l.head == uint64(len(l.ring)) {
+		if len(l.ring) < l.limit.Count {
+			l.growLocked()
+		} else {
+			l.head++ // full: the oldest goes
+		}
+	}
+	off := l.next
+	l.ring[off%uint64(len(l.ring))] = logged[T]{now.UnixNano(), v}
+	l.next++
+	return off, now
+}
+
+// growLocked doubles the ring, up to the bound, keeping each value at the
+// index of its offset.
+func (l *logOf[T]) growLocked() {
+	n := min(max(2*len(l.ring), 8), l.limit.Count)
+	ring := make([]logged[T], n)
+	for o := l.head; o < l.next; o++ {
+		ring[o%uint64(n)] = l.ring[o%uint64(len(l.ring))]
+	}
+	l.ring = ring
+}
+
+// trimLocked drops the values older than the age bound.
+func (l *logOf[T]) trimLocked(now time.Time) {
+	if l.limit.Age <= 0 {
+		return
+	}
+	oldest := now.Add(-l.limit.Age).UnixNano()
+	for l.head < l.next && l.ring[l.head%uint64(len(l.ring))].nanos < oldest {
+		var zero logged[T]
+		l.ring[l.head%uint64(len(l.ring))] = zero // release what v references
+		l.head++
+	}
+}
+
+// recordLocked returns the record at offset o, which must be kept.
+func (l *logOf[T]) recordLocked(o uint64) Record[T] {
+	x := l.ring[o%uint64(len(l.ring))]
+	return Record[T]{Offset: o, Time: time.Unix(0, x.nanos), Value: x.v}
+}
+
+// publish is Publish of a retained type: it appends v and delivers it and
+// its record, holding the sequencing point, and returns v's offset.
+func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
+	l.lock()
+	defer l.mu.Unlock()
+	off, now := l.appendLocked(v)
+	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].
+	r := (*route[T])(unsafe.Pointer(e.route.Load()))
+	rr := (*route[Record[T]])(unsafe.Pointer(l.rec.route.Load()))
+	if r.runsUserCode() || rr != nil && rr.runsUserCode() {
+		l.owner.Store(goid())
+		defer l.owner.Store(0)
+	}
+	send(g, e, r, v)
+	if rr != nil {
+		send(g, l.rec, rr, Record[T]{Offset: off, Time: now, Value: v})
+	}
+	return off
+}
+
+// A replayer pushes a retained type's backlog into a new subscription of
+// the entry's type, with the log's mu and Broker.mu held.
+type replayer interface {
+	replayLocked(src source, from Start)
+}
+
+// valueReplay replays values of T to a subscription of type T.
+type valueReplay[T any] struct{ l *logOf[T] }
+
+func (r valueReplay[T]) replayLocked(src source, from Start) {
+	s := src.(*sub[T]) // Safety: src is the own source of a subscription of T
+	l := r.l
+	for o := l.startLocked(from); o < l.next; o++ {
+		s.offerReplay(l.ring[o%uint64(len(l.ring))].v)
+	}
+}
+
+// recordReplay replays records of T to a subscription of type Record[T].
+type recordReplay[T any] struct{ l *logOf[T] }
+
+func (r recordReplay[T]) replayLocked(src source, from Start) {
+	s := src.(*sub[Record[T]]) // Safety: as in valueReplay
+	l := r.l
+	for o := l.startLocked(from); o < l.next; o++ {
+		s.offerReplay(l.recordLocked(o))
+	}
+}
+
+// startLocked returns the first offset a replay from s sends, after
+// trimming the log.
+func (l *logOf[T]) startLocked(s Start) uint64 {
+	l.trimLocked(time.Now())
+	switch s.kind {
+	case startLast:
+		if s.n >= l.next-l.head {
+			return l.head
+		}
+		return l.next - s.n
+	case startAt:
+		return min(max(s.n, l.head), l.next)
+	case startEarliest:
+		return l.head
+	}
+	return l.next
+}
+
+// offerReplay sends v to a subscription being registered: no publisher can
+// reach it yet and it cannot be cancelled meanwhile, so no guard is needed.
+// A loss is counted under the subscription's policy but, as functions of
+// the user's must not run while the broker's lock is held, not reported to
+// OnLoss.
+func (s *sub[T]) offerReplay(v T) {
+	select {
+	case s.ch <- v:
+		return
+	default:
+	}
+	if s.policy == DropOldest && cap(s.ch) > 0 {
+		<-s.ch // the channel is full and no one else takes from it yet
+		s.lost.add(Evicted)
+		s.ch <- v
+		return
+	}
+	s.lost.add(Full)
+}
+
+// A Start says where a subscription to a retained type starts: see Replay.
+type Start struct {
+	kind startKind
+	n    uint64
+}
+
+type startKind uint8
+
+const (
+	startNext startKind = iota
+	startLast
+	startAt
+	startEarliest
+)
+
+// Next starts with the next value published: no replay, the default.
+func Next() Start { return Start{} }
+
+// Last starts with the last n values kept, or all of them if fewer are
+// kept. Last(0) is Next().
+func Last(n int) Start {
+	if n <= 0 {
+		return Start{}
+	}
+	return Start{kind: startLast, n: uint64(n)}
+}
+
+// At starts at offset o. An offset no longer kept starts at the oldest value
+// kept; an offset not yet given starts with the next value published.
+func At(o uint64) Start { return Start{kind: startAt, n: o} }
+
+// Earliest starts at the oldest value kept.
+func Earliest() Start { return Start{kind: startEarliest} }
+
+// Replay makes a subscription to a retained type T, or to Record[T], start
+// at s: it receives the values kept from there on, then the live ones, with
+// no gap and no duplicate, whatever the publishers are doing. The backlog
+// goes into the subscription's channel before Subscribe returns, so a
+// channel smaller than the backlog loses values under its Overflow policy,
+// counted (but not reported to OnLoss): give it a Buffer large enough for
+// the replay it asks for. Given more than once, the last one wins.
+//
+// Subscribe panics if the subscription's type is not retained (see
+// Broker.Retain); declare retention first. A handler (Broker.Handle) replays
+// the same way.
+func Replay[T any](s Start) Option[T] {
+	return Option[T]{apply: func(c *config[T]) { c.start = &s }}
+}
+
+// Read returns up to max records of the retained type T, from offset from
+// on, without subscribing, and the offset to read next. If from is no longer
+// kept, the read starts at the oldest value kept and skipped says how many
+// values were missed; if from is past the end, Read returns no record and
+// from. Read panics if T is not retained.
+func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint64, skipped uint64) {
+	l := b.logOf[T]()
+	if l == nil {
+		panic("topic: Read of " + reflect.TypeFor[T]().String() + ", which is not retained")
+	}
+	l.lock()
+	defer l.mu.Unlock()
+	l.trimLocked(time.Now())
+	if from < l.head {
+		skipped, from = l.head-from, l.head
+	}
+	for o := from; o < l.next && len(recs) < max; o++ {
+		recs = append(recs, l.recordLocked(o))
+	}
+	return recs, from + uint64(len(recs)), skipped
+}
+
+// Append publishes v like Publish and, if T is retained, returns the offset
+// it was given and true. Otherwise, or after Shutdown, it returns false.
+func (b *Broker) Append[T any](v T) (offset uint64, ok bool) {
+	l := b.logOf[T]()
+	if l == nil {
+		b.Publish(v)
+		return 0, false
+	}
+	t := b.table.Load()
+	if t == nil {
+		return 0, false // shut down since
+	}
+	return l.publish(t.guard, t.find(keyOf[T](), nil), v), true
+}
+
+// logOf returns the log of T, or nil if T is not retained.
+func (b *Broker) logOf[T any]() *logOf[T] {
+	t := b.table.Load()
+	if t == nil {
+		return nil
+	}
+	e := t.find(keyOf[T](), nil)
+	if e == nil {
+		return nil
+	}
+	c := e.log.Load()
+	if c == nil {
+		return nil
+	}
+	l, _ := c.impl.(*logOf[T]) // nil for the entry of Record[T]'s own Record
+	return l
+}
