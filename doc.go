@@ -55,15 +55,42 @@
 // Delivery is a non-blocking send performed while Publish runs. Each
 // subscription has its own channel and its own capacity, set with Buffer. If a
 // subscription's buffer is full, or it is unbuffered and no receiver is
-// waiting, the value is dropped for that subscription and publication
-// continues for the others. A slow or abandoned subscriber therefore never
-// blocks a publisher or another subscriber.
+// waiting, the value is lost for that subscription and publication continues
+// for the others. A slow or abandoned subscriber therefore never blocks a
+// publisher or another subscriber.
 //
-// Delivery is best effort and confined to one process. Nothing is queued,
-// retried, persisted, or sent over a network, and no delivery is guaranteed.
-// Values one subscription accepts from sequential, non-overlapping
-// publications are received in publication order; ordering between concurrent
-// publications is unspecified.
+// Nothing is lost silently. Each subscription counts the values it lost, by
+// Cause: Full (its buffer had no room), Evicted (its Overflow policy is
+// DropOldest, which makes room by removing the oldest queued value, keeping
+// the order of the rest), and Failed (a From function panicked on the value,
+// which is then lost for that subscription alone). A value a From function
+// rejects by returning false is filtered by design, not lost. So, once
+// publishers have stopped, the values published that a subscription matched
+// equal the values it received, plus those its From functions rejected, plus
+// its lost counts. Counting costs one atomic addition per value lost and
+// nothing per value delivered. Broker.Subscriptions reports the counts, and
+// OnLoss hands each lost value to a function of the subscriber's.
+//
+// Delivery is confined to one process, and nothing is retried or persisted
+// for a channel subscription. Values one subscription accepts from
+// sequential, non-overlapping publications are received in publication
+// order; ordering between concurrent publications is unspecified, except for
+// retained types (see Broker.Retain), which have one order per type.
+//
+// # Handlers
+//
+// Broker.Handle registers a function instead of returning a channel: a
+// subscription drained by one goroutine of its own, at most once by default,
+// at least once with Retry, with values that fail every attempt published as
+// DeadLetter values on the same broker. Broker.Shutdown stops every handler
+// for a program's shutdown path.
+//
+// # Retained types
+//
+// Broker.Retain makes a type retained: its publications get offsets and
+// times at one sequencing point, the broker keeps the latest within a bound,
+// and subscriptions can Replay them before the live ones, with no gap and no
+// duplicate; Broker.Read reads them without subscribing.
 //
 // # Lifecycle
 //
@@ -71,7 +98,8 @@
 // closes its channel, which ends a range loop over it. Values already accepted
 // remain receivable. It is idempotent, and after it returns nothing is ever
 // sent on that channel again. It may wait for publications in progress to
-// finish their sends, never for a receiver.
+// finish their sends, never for a receiver. The Context option cancels a
+// subscription when a context ends.
 //
 // # Concurrency
 //
@@ -94,6 +122,11 @@
 // two, four, or eight bytes whose bits are below 256, which the runtime boxes
 // from read-only storage. That conversion is done once and shared by every
 // such subscription, so the cost never depends on how many subscribers match.
+// Besides, a few rare events allocate: the first publication of a type on a
+// broker with interface subscriptions (its route is built and kept), the
+// first time two publishers count a loss of one subscription at the same
+// moment (its counters are spread over stripes), and the report of a From
+// function's panic.
 //
 // Interface subscriptions are matched once per published type, and the result
 // is kept: a publication that no interface subscription matches is never
