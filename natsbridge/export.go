@@ -1,0 +1,101 @@
+package natsbridge
+
+import (
+	"context"
+	"reflect"
+
+	"github.com/nats-io/nats.go"
+	"github.com/seedaa7df82c/topic"
+)
+
+// Export sends every value of type T published on the bridge's broker to
+// subject on core NATS, encoded by the codec (JSON without WithCodec). An
+// empty subject means DefaultSubject[T](); a subject with an empty token, a
+// wildcard or white space is refused with an error wrapping ErrSubject.
+//
+// The export is a handler subscription of the broker (topic.Broker.Handle),
+// named "natsbridge export <subject>", with a queue of DefaultBuffer values
+// unless Subscription says otherwise: publishers never wait for NATS. Its
+// goroutine encodes and publishes the values one at a time, in the order the
+// subscription accepted them. A value the queue cannot take, or that fails
+// to encode or publish, is counted by the broker as lost (Full, Errored) and
+// by the link (EncodeErrors, PublishErrors), and reported to Config.OnError.
+//
+// Core NATS is at most once: see the package documentation. Export never
+// sends what an import publishes, a Record: a Record is not a T, and an
+// export of an interface type that a Record implements (any, for one)
+// skips it.
+func (br *Bridge) Export[T any](subject string, opts ...Option[T]) (*Link, error) {
+	c := configure(opts)
+	c.refuse("Export", "Pending", "Async")
+	subject, err := subjectOf(subject, reflect.TypeFor[T](), false)
+	if err != nil {
+		return nil, err
+	}
+	l := &Link{br: br, subject: subject, kind: "export"}
+	x := &export[T]{l: l, nc: br.nc, codec: c.codec, subject: subject}
+	if br.echo {
+		x.hdr = br.hdr
+	}
+	if err := br.handle(l, x.handle, skipImported(c.sub)); err != nil {
+		return nil, err
+	}
+	return br.register(l)
+}
+
+// handle makes f, under opts, l's handler subscription and its Stop.
+func (br *Bridge) handle[T any](l *Link, f func(context.Context, T) error, opts []topic.Option[T]) error {
+	hopts := append([]topic.Option[T]{
+		topic.Buffer[T](DefaultBuffer),
+		topic.Name[T]("natsbridge " + l.kind + " " + l.subject),
+	}, opts...)
+	br.mu.Lock()
+	closed := br.closed
+	br.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	l.stop = br.b.Handle(f, hopts...)
+	return nil
+}
+
+// skipImported adds to opts, if T is an interface type, a From source that
+// drops the Records imports publish: a From source of type T comes before the
+// subscription's own, and decides. For a concrete T nothing is added: a T
+// is never a Record unless T is one, which is exporting Records on purpose.
+func skipImported[T any](opts []topic.Option[T]) []topic.Option[T] {
+	if reflect.TypeFor[T]().Kind() != reflect.Interface {
+		return opts
+	}
+	return append(opts, topic.From(func(v T) (T, bool) {
+		_, imported := any(v).(importedValue) // v is an interface: no allocation
+		return v, !imported
+	}))
+}
+
+// export is a core NATS export of values of type T. Never changes.
+type export[T any] struct {
+	l       *Link
+	nc      *nats.Conn
+	codec   Codec[T]
+	subject string
+	hdr     nats.Header // the origin header if the connection echoes, else nil
+}
+
+// handle is the export's handler function: it sends v.
+func (x *export[T]) handle(_ context.Context, v T) error {
+	data, err := x.codec.Marshal(v)
+	if err != nil {
+		return x.l.br.report(&x.l.counts, Encode, x.subject, err)
+	}
+	if x.hdr == nil {
+		err = x.nc.Publish(x.subject, data)
+	} else {
+		err = x.nc.PublishMsg(&nats.Msg{Subject: x.subject, Data: data, Header: x.hdr})
+	}
+	if err != nil {
+		return x.l.br.report(&x.l.counts, Publish, x.subject, err)
+	}
+	x.l.counts.sent.Add(1)
+	return nil
+}
