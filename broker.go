@@ -38,8 +38,9 @@ type Broker struct {
 // subscription matches is valid and has no effect.
 //
 // Delivery to each matching subscription is a non-blocking send: if the
-// subscription cannot accept the value immediately, the value is dropped for
-// that subscription only. Publish never blocks on a subscriber and never
+// subscription cannot accept the value immediately, a value is lost for that
+// subscription only, the new one or, under DropOldest, its oldest queued
+// one, and counted. Publish never blocks on a subscriber and never
 // returns before delivery has been attempted for every subscription
 // registered when it began.
 func (b *Broker) Publish[T any](v T) {
@@ -171,21 +172,45 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 	for _, src := range srcs {
 		s.wild = s.wild || isInterface(src.typ())
 	}
+	var l *logCore
 	if c.start != nil {
-		// A replay holds the type's sequencing point, taken before
-		// Broker.mu as publishers do, so that none interleaves.
-		l := b.logCoreOf(keyOf[T]())
-		if l == nil {
+		// A replay holds the type's sequencing point from before the
+		// subscription is routed until its backlog is sent, so that no
+		// publication of the type interleaves: no gap, no duplicate.
+		if l = b.logCoreOf(keyOf[T]()); l == nil {
+			if b.isClosed() {
+				return nil, nil
+			}
 			panic("topic: Replay on " + reflect.TypeFor[T]().String() + ", which is not retained")
 		}
 		l.lock()
 		defer l.mu.Unlock()
 	}
+	if !b.register(s, srcs, &c, h) {
+		return nil, nil
+	}
+	if l != nil {
+		if t := b.table.Load(); t != nil {
+			// The backlog goes through the subscription's sources, whose
+			// functions run with the sequencing point held: note who holds
+			// it, so that they panic if they publish the type.
+			l.owner.Store(goid())
+			defer l.owner.Store(0)
+			e := t.find(keyOf[T](), nil)
+			// e.replay was set before e.log, which logCoreOf loaded.
+			e.replay.replayLocked(t.guard, e, s, *c.start)
+		}
+	}
+	return s.ch, s.cancel
+}
 
+// register routes s, with sources srcs, configured by c, and binds it to
+// the handler h, if any; false if the broker is shut down.
+func (b *Broker) register[T any](s *sub[T], srcs []source, c *config[T], h func(*sub[T], *config[T]) handlerRef) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return nil, nil
+		return false
 	}
 	// Make sure every concrete source type has an entry; one created here
 	// is routed to the wildcard subscriptions already, not yet to s.
@@ -205,11 +230,8 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 			e.edit.addLocked(e, src, boxed)
 		}
 	}
-	if c.start != nil {
-		b.entryLocked(keyOf[T]()).replay.replayLocked(s, *c.start)
-	}
 	if h != nil {
-		ref := h(s, &c)
+		ref := h(s, c)
 		s.opt.handler = ref
 		if b.handlers == nil {
 			b.handlers = make(map[handlerRef]struct{})
@@ -224,7 +246,14 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 			s.opt.stop = context.AfterFunc(c.ctx, s.cancel)
 		}
 	}
-	return s.ch, s.cancel
+	return true
+}
+
+// isClosed reports whether Shutdown was called.
+func (b *Broker) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
 }
 
 // logCoreOf returns the log of the retained type with key k, or nil.

@@ -105,10 +105,13 @@ func (s *from[Pub, Sub]) newEntry() *entry    { return newEntry[Sub](nil, reflec
 func (s *from[Pub, Sub]) deliver(g *guard, v Sub) {
 	out, ok, failed, p := s.call(v)
 	switch {
+	case failed && s.to.dead.Load():
+		// Cancelled meanwhile, maybe by f itself: nothing more is
+		// counted or reported for the subscription.
 	case failed:
-		s.to.lose(Loss[Pub]{Cause: Failed, Source: v, Panic: p})
+		s.to.lose(Loss[Pub]{Cause: Failed, Source: v, Panic: p}, nil)
 	case ok:
-		s.to.offer(g, out)
+		s.to.offer(g, out, nil)
 	}
 }
 
@@ -135,7 +138,8 @@ func (s *from[Pub, Sub]) deliverBoxed(g *guard, x any) {
 
 // Overflow sets what a subscription does with a value its full buffer cannot
 // take: DropNewest (the default) drops that value, DropOldest evicts the
-// oldest queued value to make room. Either way the loss is counted (see
+// oldest queued value to make room (a consumer receiving at that moment may
+// have made room already: the eviction is counted all the same). Either way the loss is counted (see
 // Broker.Subscriptions) and reported to OnLoss. Neither ever blocks the
 // publisher. Given more than once, the last one wins.
 //
@@ -168,8 +172,9 @@ func Name[T any](name string) Option[T] {
 // with its cause, after it has been counted. It runs on the goroutine that
 // published the value, after the delivery attempt, so like a From function it
 // should be cheap and must not block; it may publish, subscribe and cancel. A
-// panic in it is recovered and ignored. Given more than once, the last one
-// wins; a nil f sets none.
+// panic in it is recovered and ignored. A loss that happened as the
+// subscription was being cancelled may be reported just after cancel
+// returns. Given more than once, the last one wins; a nil f sets none.
 //
 // A subscription with OnLoss is delivered to by a slightly longer path than
 // one without: the function must not run while the publication holds the
@@ -181,9 +186,10 @@ func OnLoss[T any](f func(Loss[T])) Option[T] {
 // Context binds a subscription to ctx: when ctx is done, the subscription is
 // cancelled as if by its cancellation function, with the same guarantees.
 // If ctx is already done, Subscribe returns a cancelled subscription, its
-// channel closed. No goroutine waits for ctx meanwhile
-// (see context.AfterFunc), and cancelling the subscription first releases
-// ctx's reference to it. Given more than once, the last one wins. A nil ctx
+// channel closed. The binding is context.AfterFunc's: for the contexts of
+// the standard library no goroutine waits for ctx meanwhile (one does for a
+// Context implementation without an AfterFunc method), and cancelling the
+// subscription first releases ctx's reference to it. Given more than once, the last one wins. A nil ctx
 // makes Subscribe panic.
 func Context[T any](ctx context.Context) Option[T] {
 	return Option[T]{apply: func(c *config[T]) {

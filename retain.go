@@ -36,17 +36,16 @@ type Record[T any] struct {
 //
 // Types that are not retained are unaffected: their publication takes no
 // lock. A retained type's publication holds its sequencing point while it
-// delivers, From functions and OnLoss functions included, so those must not
-// publish a retained type: the same type panics, another may deadlock. (To
-// tell the two apart, a publication that will run such functions notes its
-// goroutine, which costs about a microsecond.)
+// sends to the subscriptions of T and Record[T]; it runs functions of the
+// user's (OnLoss, From) after letting go of it, so they may publish freely.
 //
 // Retain panics if r.Count is not positive or r.Age is negative, or if T is
 // already retained with another bound; declaring the same bound again does
 // nothing. Wildcard subscriptions (to an interface type T implements) and
 // From sources of type T receive the values of a retained T live, like any
-// value: replay is for subscriptions whose own type is T or Record[T]. After
-// Shutdown, Retain does nothing.
+// value, in offset order only if publications do not overlap: replay and
+// the one order are for subscriptions whose own type is T or Record[T].
+// After Shutdown, Retain does nothing.
 func (b *Broker) Retain[T any](r Retention) {
 	if r.Count <= 0 {
 		panic("topic: Retention.Count must be positive")
@@ -100,21 +99,22 @@ func (b *Broker) Retain[T any](r Retention) {
 type logCore struct {
 	mu    sync.Mutex
 	limit Retention // never changes
-	// owner is the goroutine holding mu while functions of the user's run,
-	// else 0: a publication they make of the same type would deadlock.
+	// owner is the goroutine holding mu while a replay runs functions of
+	// the user's (From and OnLoss functions of the new subscription), else
+	// 0: a publication of the same type they made would deadlock.
 	owner atomic.Uint64
 	impl  any // the *logOf[T]; never changes
 }
 
 // lock takes the sequencing point, panicking rather than deadlocking when
-// the goroutine holding it publishes the same type again from a From or
-// OnLoss function.
+// the goroutine holding it for a replay publishes the same type again from
+// a From or OnLoss function.
 func (c *logCore) lock() {
 	if c.mu.TryLock() {
 		return
 	}
 	if o := c.owner.Load(); o != 0 && o == goid() {
-		panic("topic: a From or OnLoss function published the retained type it is delivering")
+		panic("topic: a From or OnLoss function published the retained type it is replaying")
 	}
 	c.mu.Lock()
 }
@@ -182,51 +182,111 @@ func (l *logOf[T]) recordLocked(o uint64) Record[T] {
 	return Record[T]{Offset: o, Time: time.Unix(0, x.nanos), Value: x.v}
 }
 
-// publish is Publish of a retained type: it appends v and delivers it and
-// its record, holding the sequencing point, and returns v's offset.
+// publish is Publish of a retained type: it appends v and, holding the
+// sequencing point, delivers it and its record to the subscriptions of T
+// and Record[T], so that each receives in offset order; then, having let
+// go of it, it runs the functions of the user's: OnLoss functions, and the
+// From sources and slow wildcard subscriptions the value reaches, which
+// receive it live. It returns v's offset.
 func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
+	var lost lossBuffer[T]
+	var rlost lossBuffer[Record[T]]
 	l.lock()
-	defer l.mu.Unlock()
 	off, now := l.appendLocked(v)
+	rec := Record[T]{Offset: off, Time: now, Value: v}
 	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].
-	r := (*route[T])(unsafe.Pointer(e.route.Load()))
-	rr := (*route[Record[T]])(unsafe.Pointer(l.rec.route.Load()))
-	if r.runsUserCode() || rr != nil && rr.runsUserCode() {
-		l.owner.Store(goid())
-		defer l.owner.Store(0)
+	r, x := sendInOrder(g, e, (*route[T])(unsafe.Pointer(e.route.Load())), v, &lost, true)
+	var rr *route[Record[T]]
+	var rx any
+	if rr = (*route[Record[T]])(unsafe.Pointer(l.rec.route.Load())); rr != nil {
+		// A record is for the subscriptions that asked for records, not
+		// for the interface subscriptions that would match any value.
+		rr, rx = sendInOrder(g, l.rec, rr, rec, &rlost, false)
 	}
-	send(g, e, r, v)
+	l.mu.Unlock()
+
+	lost.report()
+	rlost.report()
+	if r != nil {
+		sendLive(g, r, v, x, true)
+	}
 	if rr != nil {
-		send(g, l.rec, rr, Record[T]{Offset: off, Time: now, Value: v})
+		sendLive(g, rr, rec, rx, false)
 	}
 	return off
 }
 
+// sendInOrder sends v to the subscriptions of type T on the route of e,
+// with the sequencing point held: the plain ones, then those with a policy
+// or an OnLoss function, whose losses it keeps in lost. It returns the
+// route it used, nil if nothing is left for sendLive, and v if it boxed it.
+// Interface sources are sent to only if boxed.
+func sendInOrder[T any](g *guard, e *entry, r *route[T], v T, lost *lossBuffer[T], boxed bool) (*route[T], any) {
+	if r == nil {
+		return nil, nil
+	}
+	r, x := sendPlain(g, e, r, v, boxed)
+	if r == nil {
+		return nil, nil
+	}
+	for _, t := range r.typed {
+		if s, own := t.(*sub[T]); own {
+			s.offer(g, v, lost)
+		}
+	}
+	return r, x
+}
+
+// sendLive offers v to the From sources of r and, if boxed, to its slow
+// interface sources, out of order.
+func sendLive[T any](g *guard, r *route[T], v T, x any, boxed bool) {
+	for _, t := range r.typed {
+		if _, own := t.(*sub[T]); !own {
+			t.deliver(g, v)
+		}
+	}
+	if boxed {
+		sendBoxedSlow(g, r, v, x)
+	}
+}
+
 // A replayer pushes a retained type's backlog into a new subscription of
-// the entry's type, with the log's mu and Broker.mu held.
+// the entry's type, with the log's sequencing point held (and not
+// Broker.mu).
 type replayer interface {
-	replayLocked(src source, from Start)
+	replayLocked(g *guard, e *entry, s subscriber, from Start)
+}
+
+// replayTo delivers v to s as a publication routed by e would: through the
+// source of s that decides, From functions included.
+func replayTo[T any](g *guard, e *entry, s subscriber, v T) {
+	src, boxed := decide(s.sources(), e)
+	switch {
+	case src == nil:
+	case boxed:
+		src.(boxedSource).deliverBoxed(g, any(v)) // slow: a From source
+	default:
+		src.(typedSource[T]).deliver(g, v)
+	}
 }
 
 // valueReplay replays values of T to a subscription of type T.
 type valueReplay[T any] struct{ l *logOf[T] }
 
-func (r valueReplay[T]) replayLocked(src source, from Start) {
-	s := src.(*sub[T]) // Safety: src is the own source of a subscription of T
+func (r valueReplay[T]) replayLocked(g *guard, e *entry, s subscriber, from Start) {
 	l := r.l
 	for o := l.startLocked(from); o < l.next; o++ {
-		s.offerReplay(l.ring[o%uint64(len(l.ring))].v)
+		replayTo(g, e, s, l.ring[o%uint64(len(l.ring))].v)
 	}
 }
 
 // recordReplay replays records of T to a subscription of type Record[T].
 type recordReplay[T any] struct{ l *logOf[T] }
 
-func (r recordReplay[T]) replayLocked(src source, from Start) {
-	s := src.(*sub[Record[T]]) // Safety: as in valueReplay
+func (r recordReplay[T]) replayLocked(g *guard, e *entry, s subscriber, from Start) {
 	l := r.l
 	for o := l.startLocked(from); o < l.next; o++ {
-		s.offerReplay(l.recordLocked(o))
+		replayTo(g, e, s, l.recordLocked(o))
 	}
 }
 
@@ -246,26 +306,6 @@ func (l *logOf[T]) startLocked(s Start) uint64 {
 		return l.head
 	}
 	return l.next
-}
-
-// offerReplay sends v to a subscription being registered: no publisher can
-// reach it yet and it cannot be cancelled meanwhile, so no guard is needed.
-// A loss is counted under the subscription's policy but, as functions of
-// the user's must not run while the broker's lock is held, not reported to
-// OnLoss.
-func (s *sub[T]) offerReplay(v T) {
-	select {
-	case s.ch <- v:
-		return
-	default:
-	}
-	if s.policy == DropOldest && cap(s.ch) > 0 {
-		<-s.ch // the channel is full and no one else takes from it yet
-		s.lost.add(Evicted)
-		s.ch <- v
-		return
-	}
-	s.lost.add(Full)
 }
 
 // A Start says where a subscription to a retained type starts: see Replay.
@@ -305,10 +345,13 @@ func Earliest() Start { return Start{kind: startEarliest} }
 // Replay makes a subscription to a retained type T, or to Record[T], start
 // at s: it receives the values kept from there on, then the live ones, with
 // no gap and no duplicate, whatever the publishers are doing. The backlog
-// goes into the subscription's channel before Subscribe returns, so a
+// goes through the subscription's sources like a live publication (a From
+// filter filters it) and into its channel before Subscribe returns, so a
 // channel smaller than the backlog loses values under its Overflow policy,
-// counted (but not reported to OnLoss): give it a Buffer large enough for
-// the replay it asks for. Given more than once, the last one wins.
+// counted and reported: give it a Buffer large enough for the replay it
+// asks for. Publications of T wait while the replay runs, so its From and
+// OnLoss functions must not publish T (that panics) nor another retained
+// type. Given more than once, the last one wins.
 //
 // Subscribe panics if the subscription's type is not retained (see
 // Broker.Retain); declare retention first. A handler (Broker.Handle) replays
@@ -325,10 +368,7 @@ func Replay[T any](s Start) Option[T] {
 func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint64, skipped uint64) {
 	l := b.logOf[T]()
 	if l == nil {
-		b.mu.Lock()
-		closed := b.closed
-		b.mu.Unlock()
-		if closed {
+		if b.isClosed() {
 			return nil, from, 0
 		}
 		panic("topic: Read of " + reflect.TypeFor[T]().String() + ", which is not retained")

@@ -74,7 +74,7 @@ func (s *sub[T]) newEntry() *entry    { return newEntry[T](nil, reflect.TypeFor[
 
 // deliver offers v, a publication of type T, to a subscription that is not
 // plain; the caller is outside the guard.
-func (s *sub[T]) deliver(g *guard, v T) { s.offer(g, v) }
+func (s *sub[T]) deliver(g *guard, v T) { s.offer(g, v, nil) }
 
 // deliverBoxed offers x, which the route matched against T, an interface
 // type. For a plain subscription the caller is inside the guard.
@@ -84,7 +84,7 @@ func (s *sub[T]) deliverBoxed(g *guard, x any) {
 		return // unreachable: the route matched x against T
 	}
 	if !s.plain() {
-		s.offer(g, v)
+		s.offer(g, v, nil)
 		return
 	}
 	select {
@@ -100,8 +100,10 @@ func (s *sub[T]) deliverBoxed(g *guard, x any) {
 const maxEvictions = 4
 
 // offer sends v under the subscription's policy, from outside the guard,
-// entering it for each attempt, and reports what it lost once outside.
-func (s *sub[T]) offer(g *guard, v T) {
+// entering it for each attempt, and counts what it lost. It reports the
+// losses to OnLoss once outside the guard, or, if later is not nil, keeps
+// them there for the caller to report.
+func (s *sub[T]) offer(g *guard, v T, later *lossBuffer[T]) {
 	for attempt := 0; ; attempt++ {
 		c := g.enter()
 		if s.dead.Load() {
@@ -116,7 +118,7 @@ func (s *sub[T]) offer(g *guard, v T) {
 		}
 		if s.policy != DropOldest || cap(s.ch) == 0 || attempt == maxEvictions {
 			g.exit(c)
-			s.lose(Loss[T]{Cause: Full, Value: v})
+			s.lose(Loss[T]{Cause: Full, Value: v}, later)
 			return
 		}
 		// Make room: take the oldest value from the head of the buffer.
@@ -131,17 +133,55 @@ func (s *sub[T]) offer(g *guard, v T) {
 		}
 		g.exit(c)
 		if evicted {
-			s.lose(Loss[T]{Cause: Evicted, Value: old})
+			s.lose(Loss[T]{Cause: Evicted, Value: old}, later)
 		}
 	}
 }
 
 // lose counts l and hands it to the subscription's OnLoss function, if any,
-// on the calling goroutine, outside the guard.
-func (s *sub[T]) lose(l Loss[T]) {
+// on the calling goroutine, outside the guard; or to later, if not nil.
+func (s *sub[T]) lose(l Loss[T], later *lossBuffer[T]) {
 	s.lost.add(l.Cause)
-	if s.opt != nil && s.opt.onLoss != nil {
-		callOnLoss(s.opt.onLoss, l)
+	if s.opt == nil || s.opt.onLoss == nil {
+		return
+	}
+	if later != nil {
+		later.add(s, l)
+		return
+	}
+	callOnLoss(s.opt.onLoss, l)
+}
+
+// A lossBuffer keeps losses to report to OnLoss functions once the caller
+// has left the sequencing point of a retained type. The first few are kept
+// without allocating.
+type lossBuffer[T any] struct {
+	n     int
+	fixed [4]pendingLoss[T]
+	more  []pendingLoss[T]
+}
+
+type pendingLoss[T any] struct {
+	s *sub[T]
+	l Loss[T]
+}
+
+func (b *lossBuffer[T]) add(s *sub[T], l Loss[T]) {
+	if b.n < len(b.fixed) {
+		b.fixed[b.n] = pendingLoss[T]{s, l}
+		b.n++
+		return
+	}
+	b.more = append(b.more, pendingLoss[T]{s, l})
+}
+
+// report hands the losses kept to their OnLoss functions.
+func (b *lossBuffer[T]) report() {
+	for _, p := range b.fixed[:b.n] {
+		callOnLoss(p.s.opt.onLoss, p.l)
+	}
+	for _, p := range b.more {
+		callOnLoss(p.s.opt.onLoss, p.l)
 	}
 }
 
@@ -182,6 +222,24 @@ func deliver[T any](g *guard, e *entry, r *route[T], v T) {
 
 // send offers v to the route r of entry e.
 func send[T any](g *guard, e *entry, r *route[T], v T) {
+	r, x := sendPlain(g, e, r, v, true)
+	if r == nil {
+		return
+	}
+	// What runs the user's code, or takes several steps, runs outside the
+	// guard and enters it for each send.
+	for _, s := range r.typed {
+		s.deliver(g, v)
+	}
+	sendBoxedSlow(g, r, v, x)
+}
+
+// sendPlain sends v to the plain subscriptions of the route of e, inside
+// one guard section, and returns the route it used (loaded inside the
+// guard), nil if there is nothing more to do, and v boxed if it boxed it.
+// r is the route as loaded before. Interface sources are sent to only if
+// boxed.
+func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *route[T], x any) {
 	if len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0 {
 		// Only plain sends: when every buffer is full, every send would
 		// fail, so count the drops without entering the guard. A cancelled
@@ -194,7 +252,7 @@ func send[T any](g *guard, e *entry, r *route[T], v T) {
 		for _, o := range r.direct {
 			o.sub.lost.add(Full)
 		}
-		return
+		return nil, nil
 	}
 send:
 	c := g.enter()
@@ -203,7 +261,7 @@ send:
 	r = (*route[T])(unsafe.Pointer(e.route.Load()))
 	if r == nil {
 		g.exit(c)
-		return
+		return nil, nil
 	}
 	for _, o := range r.direct {
 		select {
@@ -212,18 +270,24 @@ send:
 			o.sub.lost.add(Full)
 		}
 	}
-	var x any
-	if len(r.boxed)+len(r.boxedSlow) > 0 {
+	if boxed && len(r.boxed)+len(r.boxedSlow) > 0 {
 		x = any(v) // the one boxing, shared by every interface subscription
 		for _, s := range r.boxed {
 			s.deliverBoxed(g, x)
 		}
 	}
 	g.exit(c)
-	// What runs the user's code, or takes several steps, runs outside the
-	// guard and enters it for each send.
-	for _, s := range r.typed {
-		s.deliver(g, v)
+	return r, x
+}
+
+// sendBoxedSlow offers v to the slow interface sources of r; x is v boxed,
+// if sendPlain boxed it.
+func sendBoxedSlow[T any](g *guard, r *route[T], v T, x any) {
+	if len(r.boxedSlow) == 0 {
+		return
+	}
+	if x == nil {
+		x = any(v)
 	}
 	for _, s := range r.boxedSlow {
 		s.deliverBoxed(g, x)
