@@ -1,0 +1,222 @@
+package topic_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/seedaa7df82c/topic"
+)
+
+// A drop-oldest subscription with a capacity of one holds the latest value:
+// a consumer that looks now and then sees the current state, not a backlog.
+func ExampleOverflow() {
+	type Price struct{ Cents int }
+
+	var b topic.Broker
+
+	latest, cancel := b.Subscribe(
+		topic.Buffer[Price](1),
+		topic.Overflow[Price](topic.DropOldest),
+	)
+	defer cancel()
+
+	for _, c := range []int{100, 101, 105} {
+		b.Publish(Price{Cents: c})
+	}
+
+	fmt.Println("latest:", (<-latest).Cents)
+	fmt.Println("evicted:", b.Subscriptions()[0].Lost.Evicted)
+	// Output:
+	// latest: 105
+	// evicted: 2
+}
+
+// Under pressure, a drop-newest subscription keeps what it already holds and
+// a drop-oldest one keeps the most recent values, in order either way.
+func ExamplePolicy() {
+	var b topic.Broker
+
+	newest, cancelNewest := b.Subscribe(topic.Buffer[int](2))
+	defer cancelNewest()
+	oldest, cancelOldest := b.Subscribe(topic.Buffer[int](2), topic.Overflow[int](topic.DropOldest))
+	defer cancelOldest()
+
+	for i := 1; i <= 5; i++ {
+		b.Publish(i)
+	}
+
+	fmt.Println(topic.DropNewest, <-newest, <-newest)
+	fmt.Println(topic.DropOldest, <-oldest, <-oldest)
+	// Output:
+	// drop-newest 1 2
+	// drop-oldest 4 5
+}
+
+// A name tells subscriptions of the same type apart in the snapshot.
+func ExampleName() {
+	type Order struct{ ID int }
+
+	var b topic.Broker
+
+	_, cancelAudit := b.Subscribe(topic.Name[Order]("audit"), topic.Buffer[Order](8))
+	defer cancelAudit()
+	_, cancelShip := b.Subscribe(topic.Name[Order]("shipping"))
+	defer cancelShip()
+
+	b.Publish(Order{ID: 1})
+	b.Publish(Order{ID: 2})
+
+	for _, s := range b.Subscriptions() {
+		fmt.Printf("%s: %d queued, %d lost\n", s.Name, s.Queued, s.Lost.Total())
+	}
+	// Output:
+	// audit: 2 queued, 0 lost
+	// shipping: 1 queued, 1 lost
+}
+
+// The snapshot lists every live subscription, ordered by type, then name.
+func ExampleBroker_Subscriptions() {
+	type Tick struct{ N int }
+
+	var b topic.Broker
+
+	_, cancel1 := b.Subscribe(topic.Name[Tick]("ticker"), topic.Buffer[Tick](4))
+	defer cancel1()
+	_, cancel2 := b.Subscribe(
+		topic.Name[Tick]("gauge"),
+		topic.Buffer[Tick](1),
+		topic.Overflow[Tick](topic.DropOldest),
+	)
+	defer cancel2()
+	_, cancel3 := b.Subscribe(topic.Name[error]("errors"), topic.Buffer[error](0))
+	defer cancel3()
+
+	for i := range 6 {
+		b.Publish(Tick{N: i})
+	}
+	b.Publish(fmt.Errorf("nobody is receiving"))
+
+	fmt.Printf("%-7s %-22s %-12s %3s %6s %4s %7s\n", "NAME", "TYPE", "POLICY", "CAP", "QUEUED", "FULL", "EVICTED")
+	for _, s := range b.Subscriptions() {
+		fmt.Printf("%-7s %-22s %-12s %3d %6d %4d %7d\n",
+			s.Name, s.Type, s.Policy, s.Capacity, s.Queued, s.Lost.Full, s.Lost.Evicted)
+	}
+	// Output:
+	// NAME    TYPE                   POLICY       CAP QUEUED FULL EVICTED
+	// errors  error                  drop-newest    0      0    1       0
+	// gauge   topic_test.Tick        drop-oldest    1      1    0       5
+	// ticker  topic_test.Tick        drop-newest    4      4    2       0
+}
+
+// OnLoss reports each lost value and why, on the publisher's goroutine.
+func ExampleOnLoss() {
+	var b topic.Broker
+
+	ch, cancel := b.Subscribe(
+		topic.Buffer[string](2),
+		topic.OnLoss(func(l topic.Loss[string]) {
+			fmt.Printf("lost %q: %v\n", l.Value, l.Cause)
+		}),
+	)
+	defer cancel()
+
+	for _, s := range []string{"a", "b", "c", "d"} {
+		b.Publish(s)
+	}
+	fmt.Println("received", <-ch, <-ch)
+	// Output:
+	// lost "c": full
+	// lost "d": full
+	// received a b
+}
+
+// Each cause of loss, as OnLoss reports it.
+func ExampleCause() {
+	type Reading struct{ Volts int }
+
+	var b topic.Broker
+
+	// Full: a drop-newest subscription drops the value that does not fit.
+	_, cancelInts := b.Subscribe(topic.OnLoss(func(l topic.Loss[int]) {
+		fmt.Println(l.Cause, l.Value)
+	}))
+	defer cancelInts()
+	// Evicted: a drop-oldest subscription removes its oldest value.
+	_, cancelStrings := b.Subscribe(
+		topic.Overflow[string](topic.DropOldest),
+		topic.OnLoss(func(l topic.Loss[string]) { fmt.Println(l.Cause, l.Value) }),
+	)
+	defer cancelStrings()
+	// Failed: a From function panics.
+	_, cancelVolts := b.Subscribe(
+		topic.From(func(r Reading) (float64, bool) {
+			if r.Volts < 0 {
+				panic("negative")
+			}
+			return float64(r.Volts), true
+		}),
+		topic.OnLoss(func(l topic.Loss[float64]) { fmt.Println(l.Cause, l.Source, l.Panic) }),
+	)
+	defer cancelVolts()
+
+	b.Publish(1)
+	b.Publish(2)
+	b.Publish("a")
+	b.Publish("b")
+	b.Publish(Reading{Volts: -3})
+	// Output:
+	// full 2
+	// evicted a
+	// failed {-3} negative
+}
+
+// Total adds the counts of every cause.
+func ExampleLost_Total() {
+	var b topic.Broker
+
+	_, cancel := b.Subscribe(
+		topic.Buffer[int](1),
+		topic.From(func(s string) (int, bool) {
+			if s == "" {
+				panic("empty")
+			}
+			return len(s), true
+		}),
+	)
+	defer cancel()
+
+	b.Publish("one")   // queued
+	b.Publish("two")   // full
+	b.Publish("")      // failed
+	b.Publish("three") // full
+
+	lost := b.Subscriptions()[0].Lost
+	fmt.Printf("full %d, evicted %d, failed %d: total %d\n", lost.Full, lost.Evicted, lost.Failed, lost.Total())
+	// Output:
+	// full 2, evicted 0, failed 1: total 3
+}
+
+// A subscription bound to a context ends with it: the values it accepted
+// remain receivable, then the channel is closed and the range loop ends.
+func ExampleContext() {
+	type Job struct{ ID int }
+
+	var b topic.Broker
+	ctx, stop := context.WithCancel(context.Background())
+
+	jobs, cancel := b.Subscribe(topic.Buffer[Job](4), topic.Context[Job](ctx))
+	defer cancel()
+
+	b.Publish(Job{ID: 1})
+	b.Publish(Job{ID: 2})
+	stop()
+
+	for j := range jobs { // ends once the context's end has closed the channel
+		fmt.Println("job", j.ID)
+	}
+	fmt.Println("subscriptions:", len(b.Subscriptions()))
+	// Output:
+	// job 1
+	// job 2
+	// subscriptions: 0
+}
