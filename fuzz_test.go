@@ -1,9 +1,11 @@
 package topic_test
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,6 +78,9 @@ type fuzzType struct {
 	publish   func(b *topic.Broker, v any)               // b.Publish[T](v)
 	subscribe func(b *topic.Broker, opts []any) fuzzChan // b.Subscribe[T](opts...), opts holding Option[T]
 	buffer    func(n int) any                            // topic.Buffer[T](n)
+	overflow  func(p topic.Policy) any                   // topic.Overflow[T](p)
+	named     func(name string) any                      // topic.Name[T](name)
+	onLoss    func(f func(refLoss)) any                  // topic.OnLoss[T] of a function calling f, or of nil if f is
 	zero      any                                        // topic.Option[T]{}
 }
 
@@ -112,6 +117,16 @@ func newFuzzType[T any](name string, values ...T) *fuzzType {
 		}
 	}
 	d.buffer = func(n int) any { return topic.Buffer[T](n) }
+	d.overflow = func(p topic.Policy) any { return topic.Overflow[T](p) }
+	d.named = func(name string) any { return topic.Name[T](name) }
+	d.onLoss = func(f func(refLoss)) any {
+		if f == nil {
+			return topic.OnLoss[T](nil)
+		}
+		return topic.OnLoss(func(l topic.Loss[T]) {
+			f(refLoss{Cause: l.Cause, Value: l.Value, Source: l.Source, Panic: l.Panic, Err: l.Err})
+		})
+	}
 	return d
 }
 
@@ -124,7 +139,8 @@ func fuzzAs[T any](v any) T {
 	return v.(T)
 }
 
-// A fuzzFrom is one entry of the From menu: a pure function f from Sub to Pub.
+// A fuzzFrom is one entry of the From menu: a pure function f from Sub to Pub,
+// which may panic.
 type fuzzFrom struct {
 	name     string
 	pub, sub reflect.Type
@@ -148,9 +164,11 @@ func newFuzzFrom[Pub, Sub any](name string, f func(Sub) (Pub, bool)) *fuzzFrom {
 }
 
 // fuzzMenu holds transforms and filters for every type of the universe, some
-// from interface types, some from the subscription's own type. Functions of an
-// interface type must accept nil: a nil interface value reaches them when it
-// is published with that very type, or when they take any.
+// from interface types, some from the subscription's own type, and a few that
+// panic on some values, with values of several kinds, nil and runtime errors
+// included; every panic value is comparable. Functions of an interface type
+// must accept nil, if only by panicking: a nil interface value reaches them
+// when it is published with that very type, or when they take any.
 var fuzzMenu = []*fuzzFrom{
 	newFuzzFrom("int<-uCount", func(c uCount) (int, bool) { return int(c), true }),
 	newFuzzFrom("int<-uPoint if X>0", func(p uPoint) (int, bool) { return p.X + p.Y, p.X > 0 }),
@@ -240,7 +258,40 @@ var fuzzMenu = []*fuzzFrom{
 	newFuzzFrom("uBoth<-uCode", func(c uCode) (uBoth, bool) { return c, true }),
 	newFuzzFrom("uBoth<-int if n>0", func(n int) (uBoth, bool) { return uCode(n), n > 0 }),
 	newFuzzFrom("uBoth<-error if uBoth", func(e error) (uBoth, bool) { b, ok := e.(uBoth); return b, ok }),
+
+	// Panicking functions.
+	newFuzzFrom("int<-uCode panics if 0", func(c uCode) (int, bool) {
+		if c == 0 {
+			panic("uCode 0")
+		}
+		return int(c), true
+	}),
+	newFuzzFrom("uCode<-int 1000/n", func(n int) (uCode, bool) { return uCode(1000 / n), n != 1 }),
+	newFuzzFrom("uPoint<-uCount panics with it if odd", func(c uCount) (uPoint, bool) {
+		if c%2 != 0 {
+			panic(c)
+		}
+		return uPoint{X: int(c)}, true
+	}),
+	newFuzzFrom("uName<-uKinded panics with nil if nil", func(k uKinded) (uName, bool) {
+		if k == nil {
+			panic(nil)
+		}
+		return uName(strconv.Itoa(k.Kind())), k.Kind()%2 == 0
+	}),
+	newFuzzFrom("error<-any panics with *uNode", func(a any) (error, bool) {
+		if n, ok := a.(*uNode); ok {
+			panic(n)
+		}
+		e, ok := a.(error)
+		return e, ok
+	}),
+	newFuzzFrom("uBoth<-uPoint indexes by X", func(p uPoint) (uBoth, bool) { return uCode(fuzzCodes[p.X]), true }),
+	newFuzzFrom("uCount<-Stringer panics if nil", func(s fmt.Stringer) (uCount, bool) { return uCount(len(s.String())), true }),
 }
+
+// fuzzCodes is indexed out of range by a From function of the menu.
+var fuzzCodes = []int{10, 20}
 
 // fuzzUniverse lists the concrete types with the values published with them,
 // then the interface types, whose values are nil and every concrete value that
@@ -285,21 +336,40 @@ var fuzzUniverse = func() []*fuzzType {
 // reads as zero, and every index is taken modulo the length it indexes.
 //
 //	op     := subscribe | publish | cancel | drain
-//	subscribe: b%8 in {0, 1}, then type, n (n%6 options), then n times one of
-//	    b%4 == 0: buffer, then c, capacity c%6-1 (so -1..4)
-//	    b%4 == 1: the zero Option
-//	    b%4 >= 2: From, then an index into the type's menu; a fourth From is the zero Option
+//	subscribe: b%8 in {0, 1}, then type, n (n%8 options), then n times one of
+//	    b%8 in {0, 7}: Buffer, then c, capacity c%6-1 (so -1..4)
+//	    b%8 == 1: the zero Option
+//	    b%8 in {2, 3}: From, then an index into the type's menu; a fourth From is the zero Option
+//	    b%8 == 4: Overflow, then p, DropNewest if p%2 == 0 else DropOldest
+//	    b%8 == 5: OnLoss, then k: k%4 in {0, 1} records, 2 records and panics, 3 is OnLoss(nil)
+//	    b%8 == 6: Name, then k: "x" if k%2 == 0 else ""
+//	  A subscribe byte b%8 == 0 then adds a last option Name("s<id>"), which
+//	  names the subscription uniquely; b%8 == 1 leaves it with the name its
+//	  options give, "" by default, shared with others.
 //	publish:   b%8 in {2, 3, 4}, then type, value (an index into its values)
 //	cancel:    b%8 == 5, then subscription (any ever made, cancelled ones included)
-//	drain:     b%8 in {6, 7}, then subscription
+//	drain:     b%8 in {6, 7}, then subscription; the whole state is compared first
 const (
-	fuzzOpSubscribe = 0
-	fuzzOpPublish   = 2
-	fuzzOpCancel    = 5
-	fuzzOpDrain     = 6
+	fuzzOpSubscribe     = 0
+	fuzzOpSubscribeAnon = 1
+	fuzzOpPublish       = 2
+	fuzzOpCancel        = 5
+	fuzzOpDrain         = 6
 
-	fuzzMaxOps   = 400
-	fuzzMaxFroms = 3
+	fuzzOptBuffer   = 0
+	fuzzOptZero     = 1
+	fuzzOptFrom     = 2
+	fuzzOptOverflow = 4
+	fuzzOptOnLoss   = 5
+	fuzzOptName     = 6
+
+	fuzzHookRecord = 0
+	fuzzHookPanic  = 2
+	fuzzHookNil    = 3
+
+	fuzzMaxOps     = 400
+	fuzzMaxFroms   = 3
+	fuzzMaxOptions = 7
 )
 
 // fuzzInput reads the encoding.
@@ -323,6 +393,7 @@ type fuzzHarness struct {
 	subs  []*fuzzSub // every subscription made, in order; its index is its id
 	byRef map[*refSub]*fuzzSub
 	calls []fuzzCall // From functions the real broker called during the current operation
+	hooks int        // OnLoss calls the real broker made during the current operation
 	log   []string   // the operations so far, to make a failure reproducible by reading
 }
 
@@ -332,6 +403,10 @@ type fuzzSub struct {
 	froms int // number of From sources
 	real  fuzzChan
 	ref   *refSub
+	// The losses each OnLoss option of the subscription was given, in
+	// order, since the last comparison: by the real broker and by the model.
+	// Only the last OnLoss option given takes effect.
+	realLosses, refLosses [][]refLoss
 }
 
 type fuzzCall struct{ sub, source int }
@@ -340,10 +415,10 @@ func fuzzRun(t testing.TB, data []byte) {
 	h := &fuzzHarness{t: t, byRef: map[*refSub]*fuzzSub{}}
 	in := fuzzInput(data)
 	for n := 0; len(in) > 0 && n < fuzzMaxOps; n++ {
-		h.calls = h.calls[:0]
+		h.calls, h.hooks = h.calls[:0], 0
 		switch op := in.next() % 8; {
 		case op < fuzzOpPublish:
-			h.subscribe(&in)
+			h.subscribe(&in, op == fuzzOpSubscribe)
 		case op < fuzzOpCancel:
 			h.publish(&in)
 			continue
@@ -355,27 +430,40 @@ func fuzzRun(t testing.TB, data []byte) {
 			}
 		default:
 			if s := h.pick(&in); s != nil {
+				h.check()
 				h.drain(s)
 			}
 		}
 		if len(h.calls) > 0 {
 			h.failf("the broker called From functions %v outside Publish", h.calls)
 		}
+		if h.hooks > 0 {
+			h.failf("the broker called OnLoss functions %d times outside Publish", h.hooks)
+		}
 	}
 
-	// At the end every subscription holds exactly what the model holds; after
-	// cancelling, every channel is closed and holds nothing more.
-	h.logf("drain all")
+	// At the end every subscription holds exactly what the model holds, and
+	// has lost the same values; after cancelling, every channel is closed and
+	// holds nothing more, and the snapshot is empty.
+	h.calls, h.hooks = h.calls[:0], 0
+	h.logf("check, drain all")
+	h.check()
 	for _, s := range h.subs {
 		h.drain(s)
 	}
-	h.logf("cancel all")
+	h.logf("check, cancel all")
+	h.check()
 	for _, s := range h.subs {
 		s.real.cancel()
 		h.ref.Cancel(s.ref)
 	}
+	h.logf("check, drain all")
+	h.check()
 	for _, s := range h.subs {
 		h.drain(s)
+	}
+	if len(h.calls) > 0 || h.hooks > 0 {
+		h.failf("the broker called From functions %v and OnLoss functions %d times outside Publish", h.calls, h.hooks)
 	}
 }
 
@@ -397,7 +485,7 @@ func (h *fuzzHarness) pick(in *fuzzInput) *fuzzSub {
 	return h.subs[i%len(h.subs)]
 }
 
-func (h *fuzzHarness) subscribe(in *fuzzInput) {
+func (h *fuzzHarness) subscribe(in *fuzzInput, named bool) {
 	d := fuzzUniverse[in.next()%len(fuzzUniverse)]
 	s := &fuzzSub{id: len(h.subs), typ: d}
 	var (
@@ -405,18 +493,18 @@ func (h *fuzzHarness) subscribe(in *fuzzInput) {
 		model []refOption
 		desc  []string
 	)
-	for range in.next() % 6 {
-		switch in.next() % 4 {
-		case 0:
+	for range in.next() % (fuzzMaxOptions + 1) {
+		switch in.next() % 8 {
+		case fuzzOptBuffer, 7: // twice as likely: capacities above one matter for DropOldest
 			n := in.next()%6 - 1
 			real = append(real, d.buffer(n))
 			model = append(model, refBuffer(n))
 			desc = append(desc, fmt.Sprintf("Buffer(%d)", n))
-		case 1:
+		case fuzzOptZero:
 			real = append(real, d.zero)
 			model = append(model, refOption{})
 			desc = append(desc, "Option{}")
-		default:
+		case fuzzOptFrom, fuzzOptFrom + 1:
 			f := d.froms[in.next()%len(d.froms)]
 			if s.froms == fuzzMaxFroms {
 				real = append(real, d.zero)
@@ -429,7 +517,47 @@ func (h *fuzzHarness) subscribe(in *fuzzInput) {
 				model = append(model, refFrom(f.sub, f.call))
 				desc = append(desc, fmt.Sprintf("From(%s)", f.name))
 			}
+		case fuzzOptOverflow:
+			p := topic.Policy(in.next() % 2)
+			real = append(real, d.overflow(p))
+			model = append(model, refOverflow(p))
+			desc = append(desc, fmt.Sprintf("Overflow(%v)", p))
+		case fuzzOptOnLoss:
+			kind := in.next() % 4
+			if kind == fuzzHookNil {
+				real = append(real, d.onLoss(nil))
+				model = append(model, refOnLoss(nil))
+				desc = append(desc, "OnLoss(nil)")
+				break
+			}
+			k := len(s.realLosses)
+			s.realLosses = append(s.realLosses, nil)
+			s.refLosses = append(s.refLosses, nil)
+			real = append(real, d.onLoss(func(l refLoss) {
+				h.hooks++
+				s.realLosses[k] = append(s.realLosses[k], l)
+				if kind == fuzzHookPanic {
+					panic("fuzz: OnLoss panics")
+				}
+			}))
+			model = append(model, refOnLoss(func(l refLoss) { s.refLosses[k] = append(s.refLosses[k], l) }))
+			if kind == fuzzHookPanic {
+				desc = append(desc, fmt.Sprintf("OnLoss(h%d, panicking)", k))
+			} else {
+				desc = append(desc, fmt.Sprintf("OnLoss(h%d)", k))
+			}
+		case fuzzOptName:
+			name := [2]string{"x", ""}[in.next()%2]
+			real = append(real, d.named(name))
+			model = append(model, refName(name))
+			desc = append(desc, fmt.Sprintf("Name(%q)", name))
 		}
+	}
+	if named {
+		name := fmt.Sprintf("s%d", s.id)
+		real = append(real, d.named(name))
+		model = append(model, refName(name))
+		desc = append(desc, fmt.Sprintf("Name(%q)", name))
 	}
 	h.logf("s%d := Subscribe[%s](%s)", s.id, d.name, strings.Join(desc, ", "))
 	s.real = d.subscribe(&h.b, real)
@@ -445,12 +573,19 @@ func (h *fuzzHarness) publish(in *fuzzInput) {
 	d := fuzzUniverse[in.next()%len(fuzzUniverse)]
 	v := d.values[in.next()%len(d.values)]
 	h.logf("Publish[%s](%s)", d.name, fuzzShow(v))
-	d.publish(&h.b, v)
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				h.failf("Publish[%s](%s) panicked: %v", d.name, fuzzShow(v), p)
+			}
+		}()
+		d.publish(&h.b, v)
+	}()
 	decisions := h.ref.Publish(d.typ, v)
 
-	// A From function runs only when its source is the first to match, at
-	// most once per publication, and always when the subscription has room
-	// for its result.
+	// A From function runs only when its source is the first to match, and
+	// then exactly once: whether the value is filtered, lost or delivered
+	// depends on it, even when the subscription has no room for its result.
 	decided := map[int]refDecision{}
 	for _, dec := range decisions {
 		decided[h.byRef[dec.sub].id] = dec
@@ -467,8 +602,8 @@ func (h *fuzzHarness) publish(in *fuzzInput) {
 		}
 	}
 	for id, dec := range decided {
-		if s := h.subs[id]; dec.source < s.froms && dec.hadRoom && !called[id] {
-			h.failf("s%d: the broker did not call From source %d, which matched first and had room", id, dec.source)
+		if s := h.subs[id]; dec.source < s.froms && !called[id] {
+			h.failf("s%d: the broker did not call From source %d, which matched first", id, dec.source)
 		}
 	}
 }
@@ -505,6 +640,95 @@ func (h *fuzzHarness) drain(s *fuzzSub) {
 		h.failf("s%d (Subscribe[%s]): received %s, want %s",
 			s.id, s.typ.name, fuzzShowAll(got, closed), fuzzShowAll(want, wantClosed))
 	}
+}
+
+// check compares the losses every OnLoss function was given since the last
+// check, then the broker's snapshot of its live subscriptions with the model's.
+func (h *fuzzHarness) check() {
+	for _, s := range h.subs {
+		for k := range s.realLosses {
+			got, want := s.realLosses[k], s.refLosses[k]
+			if !slices.EqualFunc(got, want, fuzzSameLoss) {
+				h.failf("s%d (Subscribe[%s]): OnLoss h%d got %s, want %s",
+					s.id, s.typ.name, k, fuzzShowLosses(got), fuzzShowLosses(want))
+			}
+			s.realLosses[k], s.refLosses[k] = got[:0], want[:0]
+		}
+	}
+
+	got := h.b.Subscriptions()
+	if !slices.IsSortedFunc(got, refCompareStats) {
+		h.failf("Subscriptions are not ordered by type, then name:\n\t%s", strings.Join(fuzzShowStats(got), "\n\t"))
+	}
+	// Entries are told apart by type and name, unique for subscriptions
+	// named s<id>. Entries with the same type and name may come in any
+	// order, so both sides are sorted on every field before comparing.
+	want := h.ref.Subscriptions()
+	got = slices.Clone(got)
+	slices.SortFunc(got, fuzzCompareStats)
+	slices.SortFunc(want, fuzzCompareStats)
+	if !slices.Equal(got, want) {
+		h.failf("Subscriptions:\n\t%s\nwant:\n\t%s",
+			strings.Join(fuzzShowStats(got), "\n\t"), strings.Join(fuzzShowStats(want), "\n\t"))
+	}
+}
+
+// fuzzCompareStats orders snapshot entries as documented, then by the fields
+// that tell apart subscriptions of the same type and name.
+func fuzzCompareStats(x, y topic.SubscriptionStats) int {
+	if c := refCompareStats(x, y); c != 0 {
+		return c
+	}
+	return cmp.Or(
+		cmp.Compare(x.Policy, y.Policy),
+		cmp.Compare(x.Capacity, y.Capacity),
+		cmp.Compare(x.Queued, y.Queued),
+		cmp.Compare(x.Lost.Full, y.Lost.Full),
+		cmp.Compare(x.Lost.Evicted, y.Lost.Evicted),
+		cmp.Compare(x.Lost.Failed, y.Lost.Failed),
+	)
+}
+
+// fuzzSameLoss reports whether two losses are the same. The values are
+// comparable, but for a panic with nil, whose value is a new
+// *runtime.PanicNilError each time.
+func fuzzSameLoss(x, y refLoss) bool {
+	if x.Cause != y.Cause || x.Value != y.Value || x.Source != y.Source || x.Err != y.Err {
+		return false
+	}
+	_, xNil := x.Panic.(*runtime.PanicNilError)
+	_, yNil := y.Panic.(*runtime.PanicNilError)
+	if xNil || yNil {
+		return xNil && yNil
+	}
+	return x.Panic == y.Panic
+}
+
+func fuzzShowLosses(ls []refLoss) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = fmt.Sprintf("{%v %s", l.Cause, fuzzShow(l.Value))
+		if l.Cause == topic.Failed {
+			s[i] += fmt.Sprintf(" source %s panic %s", fuzzShow(l.Source), fuzzShow(l.Panic))
+		}
+		if l.Err != nil {
+			s[i] += fmt.Sprintf(" error %v", l.Err)
+		}
+		s[i] += "}"
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func fuzzShowStats(stats []topic.SubscriptionStats) []string {
+	s := make([]string, len(stats))
+	for i, st := range stats {
+		s[i] = fmt.Sprintf("%v %q %v capacity %d queued %d lost %+v",
+			st.Type, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost)
+		if st.Handler != nil {
+			s[i] += fmt.Sprintf(" handler %+v", *st.Handler) // never for a channel subscription
+		}
+	}
+	return s
 }
 
 func fuzzShow(v any) string {
@@ -546,8 +770,29 @@ func seedType(name string) byte {
 
 type seedOption func(own *fuzzType) []byte
 
-func seedBuffer(n int) seedOption { return func(*fuzzType) []byte { return []byte{0, byte(n + 1)} } }
-func seedZero() seedOption        { return func(*fuzzType) []byte { return []byte{1} } }
+func seedBuffer(n int) seedOption {
+	return func(*fuzzType) []byte { return []byte{fuzzOptBuffer, byte(n + 1)} }
+}
+func seedZero() seedOption { return func(*fuzzType) []byte { return []byte{fuzzOptZero} } }
+
+func seedOverflow(p topic.Policy) seedOption {
+	return func(*fuzzType) []byte { return []byte{fuzzOptOverflow, byte(p)} }
+}
+
+// seedOnLoss adds an OnLoss option: fuzzHookRecord, fuzzHookPanic or fuzzHookNil.
+func seedOnLoss(kind byte) seedOption {
+	return func(*fuzzType) []byte { return []byte{fuzzOptOnLoss, kind} }
+}
+
+// seedName adds a Name option, with a name shared by others: "x", or "" if empty.
+func seedName(empty bool) seedOption {
+	return func(*fuzzType) []byte {
+		if empty {
+			return []byte{fuzzOptName, 1}
+		}
+		return []byte{fuzzOptName, 0}
+	}
+}
 
 func seedFrom(name string) seedOption {
 	return func(own *fuzzType) []byte {
@@ -555,12 +800,25 @@ func seedFrom(name string) seedOption {
 		if i < 0 {
 			panic("no From " + name + " for " + own.name)
 		}
-		return []byte{2, byte(i)}
+		return []byte{fuzzOptFrom, byte(i)}
 	}
 }
 
+// seedSubscribe subscribes with the options given, then a unique name.
 func seedSubscribe(typ string, opts ...seedOption) []byte {
-	b := []byte{fuzzOpSubscribe, seedType(typ), byte(len(opts))}
+	return seedSubscribeOp(fuzzOpSubscribe, typ, opts)
+}
+
+// seedSubscribeAnon subscribes with the options given and no unique name.
+func seedSubscribeAnon(typ string, opts ...seedOption) []byte {
+	return seedSubscribeOp(fuzzOpSubscribeAnon, typ, opts)
+}
+
+func seedSubscribeOp(op byte, typ string, opts []seedOption) []byte {
+	if len(opts) > fuzzMaxOptions {
+		panic("too many options")
+	}
+	b := []byte{op, seedType(typ), byte(len(opts))}
 	for _, o := range opts {
 		b = append(b, o(fuzzUniverse[seedType(typ)])...)
 	}
@@ -686,6 +944,96 @@ var fuzzSeeds = [][]byte{
 		seedSubscribe("uCode"),
 		seedPublish("uCode", uCode(0)),
 		seedDrain(2),
+	),
+	// DropOldest evicts the head and keeps the order; with capacity one it
+	// keeps the latest value; unbuffered it drops the new one, counted Full.
+	// The last Overflow wins. OnLoss sees every loss; plain subscriptions of
+	// the same type count theirs.
+	seedOps(
+		seedSubscribe("int", seedBuffer(3), seedOverflow(topic.DropOldest), seedOnLoss(fuzzHookRecord)),
+		seedSubscribe("int", seedOverflow(topic.DropOldest), seedOnLoss(fuzzHookRecord)),
+		seedSubscribe("int", seedBuffer(0), seedOverflow(topic.DropOldest), seedOnLoss(fuzzHookRecord)),
+		seedSubscribe("int", seedOverflow(topic.DropOldest), seedOverflow(topic.DropNewest), seedBuffer(2), seedOnLoss(fuzzHookRecord)),
+		seedSubscribe("int", seedOverflow(topic.DropNewest), seedOverflow(topic.DropOldest), seedBuffer(2)),
+		seedSubscribeAnon("int", seedBuffer(2)),
+		seedPublish("int", 0), seedPublish("int", 1), seedPublish("int", -1), seedPublish("int", 300), seedPublish("int", 1),
+		seedDrain(1), seedDrain(0),
+		seedPublish("int", 300), seedPublish("int", -1),
+		seedDrain(0), seedDrain(1), seedDrain(2), seedDrain(3), seedDrain(4), seedDrain(5),
+	),
+	// DropOldest and OnLoss through a From source and through interface
+	// subscriptions; an OnLoss that panics reaches neither the publisher nor
+	// the other subscriptions, and the value it was told about stays lost
+	// while the new one is queued. A plain interface subscription counts its
+	// drops too.
+	seedOps(
+		seedSubscribe("uCount", seedFrom("uCount<-int if n>=0"), seedBuffer(2), seedOverflow(topic.DropOldest), seedOnLoss(fuzzHookRecord)),
+		seedSubscribe("error", seedBuffer(2), seedOverflow(topic.DropOldest), seedOnLoss(fuzzHookPanic)),
+		seedSubscribe("any", seedOverflow(topic.DropOldest)),
+		seedSubscribe("Stringer", seedOnLoss(fuzzHookRecord)),
+		seedSubscribe("uKinded", seedBuffer(2), seedOverflow(topic.DropOldest), seedFrom("uKinded<-uCount"), seedOnLoss(fuzzHookPanic)),
+		seedSubscribeAnon("Stringer"),
+		seedPublish("int", 1), seedPublish("int", -1), seedPublish("int", 300), seedPublish("int", 0),
+		seedPublish("uCode", uCode(404)), seedPublish("error", nil), seedPublish("error", uNodes[1]),
+		seedPublish("uCount", uCount(7)), seedPublish("uCount", uCount(0)), seedPublish("uKinded", uEmpty{}),
+		seedDrain(0), seedDrain(1), seedDrain(2), seedDrain(3), seedDrain(4), seedDrain(5),
+		seedPublish("uBoth", uCode(500)), seedPublish("any", nil),
+		seedDrain(2),
+	),
+	// From functions that panic, with a string, a value of the universe, a
+	// pointer, nil, and runtime errors: the value is lost for that
+	// subscription alone, counted Failed, and OnLoss gets the published value
+	// and the panic; a failure evicts nothing, even under DropOldest.
+	seedOps(
+		seedSubscribe("int", seedFrom("int<-uCode panics if 0"), seedOnLoss(fuzzHookRecord), seedBuffer(4)),
+		seedSubscribe("uCode", seedFrom("uCode<-int 1000/n"), seedOnLoss(fuzzHookRecord), seedOverflow(topic.DropOldest)),
+		seedSubscribe("uPoint", seedFrom("uPoint<-uCount panics with it if odd"), seedOnLoss(fuzzHookPanic)),
+		seedSubscribe("uName", seedFrom("uName<-uKinded panics with nil if nil"), seedOnLoss(fuzzHookRecord), seedBuffer(4)),
+		seedSubscribe("error", seedFrom("error<-any panics with *uNode"), seedOnLoss(fuzzHookRecord), seedBuffer(4)),
+		seedSubscribe("uBoth", seedFrom("uBoth<-uPoint indexes by X"), seedOnLoss(fuzzHookRecord), seedBuffer(4)),
+		seedSubscribe("uCount", seedFrom("uCount<-Stringer panics if nil"), seedBuffer(4)),
+		seedSubscribe("uCode", seedBuffer(4)),
+		seedSubscribeAnon("int", seedBuffer(4)),
+		seedPublish("uCode", uCode(0)), seedPublish("uCode", uCode(404)),
+		seedPublish("int", 0), seedPublish("int", 300), seedPublish("int", 1), seedPublish("int", 0),
+		seedPublish("uCount", uCount(1)), seedPublish("uCount", uCount(0)),
+		seedPublish("uKinded", nil), seedPublish("uKinded", uName("bob")), seedPublish("uKinded", uEmpty{}),
+		seedPublish("any", uNodes[1]), seedPublish("any", (*uNode)(nil)), seedPublish("error", uCode(404)),
+		seedPublish("uPoint", uPoint{2, 0}), seedPublish("uPoint", uPoint{1, 2}),
+		seedPublish("Stringer", nil), seedPublish("Stringer", uName("a")),
+		seedDrain(0), seedDrain(1), seedDrain(2), seedDrain(3), seedDrain(4), seedDrain(5), seedDrain(6), seedDrain(7), seedDrain(8),
+	),
+	// Only plain subscriptions, all full: the drops are counted without a
+	// send; an unbuffered one among them takes the send path.
+	seedOps(
+		seedSubscribe("uPoint"),
+		seedSubscribeAnon("uPoint"),
+		seedSubscribe("uPoint", seedBuffer(2)),
+		seedPublish("uPoint", uPoint{}), seedPublish("uPoint", uPoint{1, 2}), seedPublish("uPoint", uPoint{2, 0}),
+		seedPublish("uPoint", uPoint{}),
+		seedDrain(0),
+		seedPublish("uPoint", uPoint{1, 2}), seedPublish("uPoint", uPoint{2, 0}),
+		seedSubscribe("uPoint", seedBuffer(0)),
+		seedPublish("uPoint", uPoint{}),
+		seedDrain(0), seedDrain(1), seedDrain(2), seedDrain(3),
+	),
+	// The last OnLoss wins, and OnLoss(nil) removes one; names: the last
+	// wins, shared names and no name; cancelled subscriptions leave the
+	// snapshot.
+	seedOps(
+		seedSubscribe("uName", seedOnLoss(fuzzHookRecord), seedOnLoss(fuzzHookRecord)),
+		seedSubscribe("uName", seedOnLoss(fuzzHookRecord), seedOnLoss(fuzzHookNil)),
+		seedSubscribe("uName", seedOnLoss(fuzzHookPanic), seedBuffer(0)),
+		seedSubscribeAnon("uName", seedName(false)),
+		seedSubscribeAnon("uName", seedName(false), seedOverflow(topic.DropOldest)),
+		seedSubscribeAnon("uName", seedName(false), seedName(true)),
+		seedSubscribeAnon("uName"),
+		seedSubscribe("uName", seedName(false)),
+		seedPublish("uName", uName("a")), seedPublish("uName", uName("bob")), seedPublish("uName", uName("")),
+		seedDrain(3),
+		seedCancel(4), seedCancel(6),
+		seedPublish("uName", uName("bob")),
+		seedDrain(0), seedDrain(5),
 	),
 }
 

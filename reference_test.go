@@ -1,11 +1,14 @@
 package topic_test
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/seedaa7df82c/topic"
 )
 
 // refBroker is a simple, obviously correct model of topic.Broker, written
@@ -16,7 +19,8 @@ import (
 //
 // It models a single goroutine: a subscription's channel is a bounded queue,
 // and an unbuffered subscription never has a receiver waiting, so every value
-// offered to it is dropped.
+// offered to it is dropped. Every value a subscription loses is counted by
+// cause and handed to its OnLoss function, if it has one.
 type refBroker struct {
 	mu   sync.Mutex
 	subs []*refSub // live subscriptions in subscription order; guarded by mu
@@ -24,26 +28,45 @@ type refBroker struct {
 
 // refSub is one subscription of a refBroker.
 type refSub struct {
-	sources  []refSource // From sources in the order given, then the own type; never changes
-	capacity int         // never changes
-	queue    []any       // accepted and not yet received, oldest first; guarded by refBroker.mu
-	closed   bool        // set once by Cancel; guarded by refBroker.mu
+	sources  []refSource   // From sources in the order given, then the own type; never changes
+	capacity int           // never changes
+	policy   topic.Policy  // never changes
+	name     string        // never changes
+	onLoss   func(refLoss) // nil for none; never changes
+	queue    []any         // accepted and not yet received, oldest first; guarded by refBroker.mu
+	lost     topic.Lost    // guarded by refBroker.mu
+	closed   bool          // set once by Cancel; guarded by refBroker.mu
 }
 
 // refSource is one source type of a subscription.
 type refSource struct {
 	typ reflect.Type
 	// convert is the From function, called with the published value and
-	// returning the value to deliver and whether to deliver it. It is nil for
-	// the subscription's own type, whose values are delivered unchanged.
+	// returning the value to deliver and whether to deliver it; it may panic.
+	// It is nil for the subscription's own type, whose values are delivered
+	// unchanged.
 	convert func(any) (any, bool)
 }
 
-// refOption mirrors topic.Option: the zero refOption has no effect, a buffer
-// option sets the capacity, and a from option adds a source.
+// refLoss mirrors topic.Loss with the type erased: Value holds the Loss's
+// Value converted to any, so a nil interface value is nil. Err, for handlers
+// only, is always nil here.
+type refLoss struct {
+	Cause  topic.Cause
+	Value  any
+	Source any
+	Panic  any
+	Err    error
+}
+
+// refOption mirrors topic.Option: the zero refOption has no effect, and each
+// other one sets one thing (the last one given wins) or adds a source.
 type refOption struct {
 	buffer *int
 	from   *refSource
+	policy *topic.Policy
+	name   *string
+	onLoss *func(refLoss) // points to nil for OnLoss(nil)
 }
 
 func refBuffer(n int) refOption { return refOption{buffer: &n} }
@@ -52,17 +75,25 @@ func refFrom(typ reflect.Type, convert func(any) (any, bool)) refOption {
 	return refOption{from: &refSource{typ: typ, convert: convert}}
 }
 
+func refOverflow(p topic.Policy) refOption { return refOption{policy: &p} }
+func refName(name string) refOption        { return refOption{name: &name} }
+
+// refOnLoss sets the function that receives each loss; the model calls it
+// outside its lock, after the publication, and it must not call the model.
+func refOnLoss(f func(refLoss)) refOption { return refOption{onLoss: &f} }
+
 // refDecision records, for one subscription and one publication, which of its
-// sources matched first and whether the subscription had room for a value.
+// sources matched first.
 type refDecision struct {
-	sub     *refSub
-	source  int  // index into sub.sources
-	hadRoom bool // capacity > len(queue) before the publication
+	sub    *refSub
+	source int // index into sub.sources
 }
 
 // Subscribe registers a subscription whose own type is own. The capacity is
 // one unless a buffer option says otherwise; the last buffer option wins and a
-// negative capacity is zero.
+// negative capacity is zero. The policy is DropNewest unless an overflow
+// option says otherwise; the last one wins, and so do the last name and the
+// last OnLoss function, which may be nil.
 func (r *refBroker) Subscribe(own reflect.Type, opts ...refOption) *refSub {
 	s := &refSub{capacity: 1}
 	for _, o := range opts {
@@ -71,6 +102,15 @@ func (r *refBroker) Subscribe(own reflect.Type, opts ...refOption) *refSub {
 		}
 		if o.from != nil {
 			s.sources = append(s.sources, *o.from)
+		}
+		if o.policy != nil {
+			s.policy = *o.policy
+		}
+		if o.name != nil {
+			s.name = *o.name
+		}
+		if o.onLoss != nil {
+			s.onLoss = *o.onLoss
 		}
 	}
 	s.sources = append(s.sources, refSource{typ: own})
@@ -84,27 +124,85 @@ func (r *refBroker) Subscribe(own reflect.Type, opts ...refOption) *refSub {
 // Publish offers v, published with static type static, to every live
 // subscription. v is nil exactly when a nil interface value is published. It
 // reports, for each subscription that matched, the source that decided.
+//
+// The first matching source decides. A From function that panics loses the
+// value for that subscription, counted Failed; one that returns false filters
+// it, which is no loss. A value that finds the buffer full is dropped, counted
+// Full, unless the policy is DropOldest and the capacity is not zero: then the
+// oldest queued value is evicted, counted Evicted, and the value is queued.
 func (r *refBroker) Publish(static reflect.Type, v any) []refDecision {
+	var (
+		decisions []refDecision
+		hooks     []func()
+	)
+	lose := func(s *refSub, l refLoss) {
+		switch l.Cause {
+		case topic.Full:
+			s.lost.Full++
+		case topic.Evicted:
+			s.lost.Evicted++
+		case topic.Failed:
+			s.lost.Failed++
+		}
+		if f := s.onLoss; f != nil {
+			hooks = append(hooks, func() { f(l) })
+		}
+	}
+
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	var decisions []refDecision
 	for _, s := range r.subs {
 		for i, src := range s.sources {
 			if !refMatches(src.typ, static, v) {
 				continue
 			}
-			decisions = append(decisions, refDecision{sub: s, source: i, hadRoom: len(s.queue) < s.capacity})
+			decisions = append(decisions, refDecision{sub: s, source: i})
 			out, ok := v, true
 			if src.convert != nil {
-				out, ok = src.convert(v)
+				var (
+					failed bool
+					p      any
+				)
+				out, ok, failed, p = refCall(src.convert, v)
+				if failed {
+					zero := reflect.Zero(s.sources[len(s.sources)-1].typ).Interface()
+					lose(s, refLoss{Cause: topic.Failed, Value: zero, Source: v, Panic: p})
+					break
+				}
 			}
-			if ok && len(s.queue) < s.capacity {
+			switch {
+			case !ok:
+				// Filtered: not a loss.
+			case len(s.queue) < s.capacity:
 				s.queue = append(s.queue, out)
+			case s.policy == topic.DropOldest && s.capacity > 0:
+				old := s.queue[0]
+				s.queue = append(s.queue[1:], out)
+				lose(s, refLoss{Cause: topic.Evicted, Value: old})
+			default:
+				lose(s, refLoss{Cause: topic.Full, Value: out})
 			}
 			break // the first matching source decides
 		}
 	}
+	r.mu.Unlock()
+
+	for _, h := range hooks {
+		h()
+	}
 	return decisions
+}
+
+// refCall calls convert with v and reports whether it panicked, and with what.
+// A panic with a nil value is a panic too.
+func refCall(convert func(any) (any, bool), v any) (out any, ok, failed bool, p any) {
+	defer func() {
+		if failed {
+			p = recover()
+		}
+	}()
+	failed = true
+	out, ok = convert(v)
+	return out, ok, false, nil
 }
 
 // refMatches reports whether source type s matches a publication of value v
@@ -142,6 +240,32 @@ func (r *refBroker) Drain(s *refSub) (values []any, closed bool) {
 	defer r.mu.Unlock()
 	values, s.queue = s.queue, nil
 	return values, s.closed
+}
+
+// Subscriptions describes every live subscription, ordered by type (as
+// printed), then name, in subscription order when both are equal.
+func (r *refBroker) Subscriptions() []topic.SubscriptionStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []topic.SubscriptionStats
+	for _, s := range r.subs {
+		out = append(out, topic.SubscriptionStats{
+			Type:     s.sources[len(s.sources)-1].typ,
+			Name:     s.name,
+			Policy:   s.policy,
+			Capacity: s.capacity,
+			Queued:   len(s.queue),
+			Lost:     s.lost,
+		})
+	}
+	slices.SortStableFunc(out, refCompareStats)
+	return out
+}
+
+// refCompareStats orders snapshot entries as Broker.Subscriptions documents:
+// by type as printed, then by name.
+func refCompareStats(x, y topic.SubscriptionStats) int {
+	return cmp.Or(cmp.Compare(x.Type.String(), y.Type.String()), cmp.Compare(x.Name, y.Name))
 }
 
 // TestReferenceFollowsTheDocumentation checks the model itself against
@@ -203,5 +327,110 @@ func TestReferenceFollowsTheDocumentation(t *testing.T) {
 	}
 	if got := len(r.subs); got != 7 {
 		t.Errorf("live subscriptions: got %d, want 7", got)
+	}
+}
+
+// TestReferenceCountsLossesAsDocumented checks the model's accounting of lost
+// values against outcomes the documentation of Overflow, OnLoss, From, Name
+// and Broker.Subscriptions states outright.
+func TestReferenceCountsLossesAsDocumented(t *testing.T) {
+	var (
+		intT   = reflect.TypeFor[int]()
+		countT = reflect.TypeFor[uCount]()
+		errorT = reflect.TypeFor[error]()
+	)
+	hooks := map[string][]refLoss{}
+	hook := func(name string) refOption {
+		return refOnLoss(func(l refLoss) { hooks[name] = append(hooks[name], l) })
+	}
+	// boom panics on 2, filters 3, and converts the rest.
+	boom := func(v any) (any, bool) {
+		if v.(int) == 2 {
+			panic("two")
+		}
+		return uCount(v.(int)), v.(int) != 3
+	}
+	errBoom := func(v any) (any, bool) { panic(uCode(v.(int))) }
+
+	var r refBroker
+	oldest := r.Subscribe(intT, refBuffer(2), refOverflow(topic.DropOldest), hook("oldest"), refName("x"), refName("oldest"))
+	newest := r.Subscribe(intT, refOverflow(topic.DropOldest), refBuffer(2), refOverflow(topic.DropNewest), hook("newest"), refName("newest"))
+	latest := r.Subscribe(intT, refOverflow(topic.DropOldest), refName("latest"))
+	unbuffered := r.Subscribe(intT, refBuffer(0), refOverflow(topic.DropOldest), hook("lost"), refOnLoss(nil), refName("unbuffered"))
+	failing := r.Subscribe(countT, refFrom(intT, boom), refBuffer(8), hook("ignored"), hook("failing"), refName("failing"))
+	fullFailing := r.Subscribe(countT, refFrom(intT, boom), refBuffer(1), refOverflow(topic.DropOldest), hook("full failing"), refName("full failing"))
+	errs := r.Subscribe(errorT, refFrom(intT, errBoom), hook("errs"), refName("errs"))
+	gone := r.Subscribe(intT, refName("gone"))
+	r.Cancel(gone)
+
+	for i := 1; i <= 4; i++ {
+		r.Publish(intT, i)
+	}
+
+	const (
+		dropNew = topic.DropNewest
+		dropOld = topic.DropOldest
+	)
+	want := []struct {
+		name     string
+		sub      *refSub
+		typ      reflect.Type
+		policy   topic.Policy
+		capacity int
+		values   []any
+		lost     topic.Lost
+		losses   []refLoss
+	}{
+		{"oldest", oldest, intT, dropOld, 2, []any{3, 4}, topic.Lost{Evicted: 2}, []refLoss{
+			{Cause: topic.Evicted, Value: 1},
+			{Cause: topic.Evicted, Value: 2},
+		}},
+		{"newest", newest, intT, dropNew, 2, []any{1, 2}, topic.Lost{Full: 2}, []refLoss{
+			{Cause: topic.Full, Value: 3},
+			{Cause: topic.Full, Value: 4},
+		}},
+		{"latest", latest, intT, dropOld, 1, []any{4}, topic.Lost{Evicted: 3}, nil},
+		{"unbuffered", unbuffered, intT, dropOld, 0, nil, topic.Lost{Full: 4}, nil},
+		{"failing", failing, countT, dropNew, 8, []any{uCount(1), uCount(4)}, topic.Lost{Failed: 1}, []refLoss{
+			{Cause: topic.Failed, Value: uCount(0), Source: 2, Panic: "two"},
+		}},
+		{"full failing", fullFailing, countT, dropOld, 1, []any{uCount(4)}, topic.Lost{Evicted: 1, Failed: 1}, []refLoss{
+			{Cause: topic.Failed, Value: uCount(0), Source: 2, Panic: "two"},
+			{Cause: topic.Evicted, Value: uCount(1)},
+		}},
+		{"errs", errs, errorT, dropNew, 1, nil, topic.Lost{Failed: 4}, []refLoss{
+			{Cause: topic.Failed, Value: nil, Source: 1, Panic: uCode(1)},
+			{Cause: topic.Failed, Value: nil, Source: 2, Panic: uCode(2)},
+			{Cause: topic.Failed, Value: nil, Source: 3, Panic: uCode(3)},
+			{Cause: topic.Failed, Value: nil, Source: 4, Panic: uCode(4)},
+		}},
+	}
+	if len(hooks["lost"]) != 0 || len(hooks["ignored"]) != 0 {
+		t.Errorf("replaced OnLoss functions were called: %v", hooks)
+	}
+	stats := r.Subscriptions()
+	if len(stats) != len(want) {
+		t.Errorf("Subscriptions: got %d, want %d: %v", len(stats), len(want), stats)
+	}
+	if !slices.IsSortedFunc(stats, refCompareStats) {
+		t.Errorf("Subscriptions are not sorted: %v", stats)
+	}
+	for _, w := range want {
+		i := slices.IndexFunc(stats, func(st topic.SubscriptionStats) bool { return st.Name == w.name })
+		if i < 0 {
+			t.Errorf("%s: not in Subscriptions", w.name)
+			continue
+		}
+		wantStats := topic.SubscriptionStats{Type: w.typ, Name: w.name,
+			Policy: w.policy, Capacity: w.capacity, Queued: len(w.values), Lost: w.lost}
+		if st := stats[i]; st != wantStats {
+			t.Errorf("%s: got %+v, want %+v", w.name, st, wantStats)
+		}
+		if got := hooks[w.name]; !slices.Equal(got, w.losses) {
+			t.Errorf("%s: OnLoss got %v, want %v", w.name, got, w.losses)
+		}
+		if got, _ := r.Drain(w.sub); !slices.Equal(got, w.values) {
+			t.Errorf("%s: received %v, want %v", w.name, got, w.values)
+		}
 	}
 }
