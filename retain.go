@@ -16,12 +16,15 @@ type Retention struct {
 }
 
 // A Record is a value of a retained type with the offset and time the broker
-// gave it when it was published.
+// gave it when it was published. Records are made by the broker: a Record
+// published by Publish is delivered like any value, outside the log of T.
 type Record[T any] struct {
 	Offset uint64
-	Time   time.Time
+	Time   time.Time // without a monotonic clock reading: records compare with ==
 	Value  T
 }
+
+func (Record[T]) record() {}
 
 // Retain declares T a retained type of the broker, bounded by r.
 //
@@ -56,6 +59,10 @@ func (b *Broker) Retain[T any](r Retention) {
 	typ := reflect.TypeFor[T]()
 	if isInterface(typ) {
 		panic("topic: an interface type cannot be retained: its publications have no one type")
+	}
+	var zero T
+	if _, rec := any(zero).(interface{ record() }); rec {
+		panic("topic: " + typ.String() + " is retained with its value type, not declared itself")
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -114,7 +121,7 @@ func (c *logCore) lock() {
 		return
 	}
 	if o := c.owner.Load(); o != 0 && o == goid() {
-		panic("topic: a From or OnLoss function published the retained type it is replaying")
+		panic("topic: a From or OnLoss function run by the replay of a retained type used that type's log (Publish, Append, Read, Replay)")
 	}
 	c.mu.Lock()
 }
@@ -137,7 +144,7 @@ type logged[T any] struct {
 
 // appendLocked keeps v, trimming the log, and returns its offset and time.
 func (l *logOf[T]) appendLocked(v T) (uint64, time.Time) {
-	now := time.Now()
+	now := time.Now().Round(0) // as Read rebuilds it
 	l.trimLocked(now)
 	if l.next-l.head == uint64(len(l.ring)) {
 		if len(l.ring) < l.limit.Count {
@@ -378,6 +385,9 @@ func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint6
 	l.trimLocked(time.Now())
 	if from < l.head {
 		skipped, from = l.head-from, l.head
+	}
+	if from < l.next && max > 0 {
+		recs = make([]Record[T], 0, min(uint64(max), l.next-from))
 	}
 	for o := from; o < l.next && len(recs) < max; o++ {
 		recs = append(recs, l.recordLocked(o))
