@@ -1,0 +1,140 @@
+package topic_test
+
+import (
+	"testing"
+
+	"github.com/seedaa7df82c/topic"
+)
+
+// retainPayload is 32 bytes of pointer-free data, which would allocate if
+// it were boxed, for the allocation tests of retained types.
+type retainPayload struct{ A, B, C, D int64 }
+
+// retainAllocs checks that f, run once first, allocates want times per run.
+func retainAllocs(t *testing.T, want float64, f func()) {
+	t.Helper()
+	f()
+	if got := testing.AllocsPerRun(100, f); got != want {
+		t.Errorf("allocations per run = %v, want %v", got, want)
+	}
+}
+
+// retainMustTake receives a value that must already be queued on ch.
+func retainMustTake[T any](t *testing.T, ch <-chan T) {
+	select {
+	case <-ch:
+	default:
+		t.Fatal("the publication was not delivered")
+	}
+}
+
+// retainedBroker returns a broker retaining retainPayload, its ring already
+// grown to its bound so that what is measured is the steady state.
+func retainedBroker(count int) *topic.Broker {
+	b := new(topic.Broker)
+	b.Retain[retainPayload](topic.Retention{Count: count})
+	for range count {
+		b.Publish(retainPayload{})
+	}
+	return b
+}
+
+// Publishing a retained value type allocates nothing: appending it to the
+// log (the ring is allocated as it grows to its bound, then reused), giving
+// it an offset and a time, and delivering it.
+func TestPublishOfARetainedValueDoesNotAllocate(t *testing.T) {
+	v := retainPayload{1, 2, 3, 4}
+	t.Run("no subscriber", func(t *testing.T) {
+		b := retainedBroker(64)
+		retainAllocs(t, 0, func() { b.Publish(v) })
+	})
+	t.Run("one subscriber", func(t *testing.T) {
+		b := retainedBroker(64)
+		ch, cancel := b.Subscribe[retainPayload]()
+		defer cancel()
+		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch) })
+	})
+	t.Run("one full subscriber", func(t *testing.T) {
+		b := retainedBroker(64)
+		_, cancel := b.Subscribe(topic.Buffer[retainPayload](0))
+		defer cancel()
+		retainAllocs(t, 0, func() { b.Publish(v) })
+	})
+	t.Run("one Record subscriber", func(t *testing.T) {
+		b := retainedBroker(64)
+		ch, cancel := b.Subscribe[topic.Record[retainPayload]]()
+		defer cancel()
+		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch) })
+	})
+	t.Run("a subscriber and a Record subscriber", func(t *testing.T) {
+		b := retainedBroker(64)
+		ch, cancel := b.Subscribe[retainPayload]()
+		defer cancel()
+		rch, cancelR := b.Subscribe[topic.Record[retainPayload]]()
+		defer cancelR()
+		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch); retainMustTake(t, rch) })
+	})
+	t.Run("Append", func(t *testing.T) {
+		b := retainedBroker(64)
+		ch, cancel := b.Subscribe[retainPayload]()
+		defer cancel()
+		retainAllocs(t, 0, func() { b.Append(v); retainMustTake(t, ch) })
+	})
+}
+
+// A subscription delivered to outside the guard (drop-oldest, OnLoss, a
+// From function) costs a retained type's publication no allocation either,
+// as it costs none to a type not retained (TestDropOldestOnAFullBufferDoesNotAllocate).
+func TestPublishOfARetainedValueToASlowSubscriptionDoesNotAllocate(t *testing.T) {
+	v := retainPayload{1, 2, 3, 4}
+	t.Run("drop-oldest", func(t *testing.T) {
+		b := retainedBroker(64)
+		ch, cancel := b.Subscribe(topic.Overflow[retainPayload](topic.DropOldest))
+		defer cancel()
+		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch) })
+	})
+	t.Run("OnLoss", func(t *testing.T) {
+		b := retainedBroker(64)
+		ch, cancel := b.Subscribe(topic.OnLoss(func(topic.Loss[retainPayload]) {}))
+		defer cancel()
+		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch) })
+	})
+	t.Run("From", func(t *testing.T) {
+		b := retainedBroker(64)
+		ch, cancel := b.Subscribe(topic.From(func(p retainPayload) (retainOther, bool) { return retainOther{N: int(p.A)}, true }))
+		defer cancel()
+		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch) })
+	})
+}
+
+// Read allocates its result and nothing else: nothing when it returns no
+// record, else one slice, sized once for the records it returns.
+func TestReadAllocatesOnlyItsResult(t *testing.T) {
+	b := retainedBroker(128)
+	tests := []struct {
+		name      string
+		from      uint64
+		max       int
+		n         int // records returned
+		allocates float64
+	}{
+		{"past the end", 128, 10, 0, 0},
+		{"max 0", 0, 0, 0, 0},
+		{"one record", 5, 1, 1, 1},
+		{"two records", 5, 2, 2, 1},
+		{"100 records", 0, 100, 100, 1},
+		{"all 128 records", 0, 1000, 128, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var n int
+			retainAllocs(t, tt.allocates, func() {
+				recs, _, _ := b.Read[retainPayload](tt.from, tt.max)
+				n = len(recs)
+			})
+			if n != tt.n {
+				t.Errorf("Read(%d, %d) returned %d records, want %d", tt.from, tt.max, n, tt.n)
+			}
+		})
+	}
+}
