@@ -362,6 +362,11 @@ func (h *handler[T]) failed(w *work[T], err error) bool {
 	k := w.attempt
 	w.attempt = 0
 	switch {
+	case h.discarding.Load():
+		// Stopping, discarding: the failure is likely the cancellation of
+		// f's context, and the value is dropped as the queue is.
+		h.lose(w, Loss[T]{Cause: Discarded, Value: w.v, Err: err})
+		return false
 	case h.retry == nil:
 		h.lose(w, Loss[T]{Cause: Errored, Value: w.v, Err: err})
 		return false
