@@ -66,6 +66,10 @@ func (b *Broker) Publish[T any](v T) {
 	if r == nil {
 		return
 	}
+	if r.plain {
+		sendDirect(t.guard, e, r, v)
+		return
+	}
 	deliver(t.guard, e, r, v)
 }
 

@@ -105,21 +105,24 @@ type lossStripe struct {
 }
 
 func (c *lossCounter) add(k Cause) {
-	i := k - 1
-	if s := c.stripes.Load(); s != nil {
-		s[stripe()%guardStripes].n[i].Add(1)
-		return
+	if c.stripes.Load() == nil {
+		n := &c.base[k-1]
+		if old := n.Load(); n.CompareAndSwap(old, old+1) {
+			return
+		}
 	}
-	n := &c.base[i]
-	if old := n.Load(); n.CompareAndSwap(old, old+1) {
-		return
-	}
+	c.addStriped(k)
+}
+
+// addStriped counts on the stripes, spreading the counts over them from
+// now on if it is the first to find a contention.
+func (c *lossCounter) addStriped(k Cause) {
 	s := c.stripes.Load()
 	if s == nil {
 		c.stripes.CompareAndSwap(nil, new([guardStripes]lossStripe))
 		s = c.stripes.Load()
 	}
-	s[stripe()%guardStripes].n[i].Add(1)
+	s[stripe()%guardStripes].n[k-1].Add(1)
 }
 
 // load returns the counts. Counts added concurrently may or may not be in

@@ -140,6 +140,8 @@ type route[T any] struct {
 	// (An interface, not a *logOf[T], which would make route[T] refer to
 	// route[Record[T]] and so on: an instantiation cycle.)
 	log sequencer[T]
+	// plain: the route has only direct outlets, and no log.
+	plain bool
 }
 
 // A sequencer publishes the values of a retained type T at its sequencing
@@ -183,6 +185,8 @@ func (editorOf[T]) load(e *entry) *route[T] {
 func (editorOf[T]) store(e *entry, r *route[T]) {
 	if r.empty() {
 		r = nil
+	} else {
+		r.plain = r.log == nil && len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0
 	}
 	e.route.Store((*byte)(unsafe.Pointer(r)))
 }
