@@ -150,9 +150,6 @@ type sequencer[T any] interface {
 	publish(g *guard, e *entry, v T) uint64
 }
 
-// runsUserCode reports whether delivering on r may call a function of the
-// user's: a From or an OnLoss function.
-func (r *route[T]) runsUserCode() bool { return len(r.typed)+len(r.boxedSlow) > 0 }
 
 // An outlet is the channel of a subscription reached by a plain send.
 type outlet[T any] struct {
