@@ -150,7 +150,6 @@ type sequencer[T any] interface {
 	publish(g *guard, e *entry, v T) uint64
 }
 
-
 // An outlet is the channel of a subscription reached by a plain send.
 type outlet[T any] struct {
 	ch chan T
