@@ -71,7 +71,9 @@ func TestReliability(t *testing.T) {
 		if r.stuckGoroutines > 1 {
 			t.Errorf("topic: %d goroutines more with a stuck subscriber, want at most the counting subscriber's own", r.stuckGoroutines)
 		}
-		if !r.closed || r.leftGoroutines != 0 {
+		// Fewer goroutines than before is no leak: a goroutine of an earlier
+		// test may end while the scenario runs.
+		if !r.closed || r.leftGoroutines > 0 {
 			t.Errorf("topic: closed %v, %d goroutines left after cancelling", r.closed, r.leftGoroutines)
 		}
 	}
