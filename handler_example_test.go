@@ -1,0 +1,140 @@
+package topic_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seedaa7df82c/topic"
+)
+
+func ExampleBroker_Handle() {
+	type Order struct{ ID, Total int }
+	var b topic.Broker
+
+	// The function runs on a goroutine of the handler's own, one value at
+	// a time, in the order the values were published.
+	stop := b.Handle(func(ctx context.Context, o Order) error {
+		fmt.Printf("order %d: %d\n", o.ID, o.Total)
+		return nil
+	})
+
+	b.Publish(Order{ID: 1, Total: 30})
+	b.Publish(Order{ID: 2, Total: 45})
+	b.Publish(Order{ID: 3, Total: 12})
+
+	// Stop handles what was published, then returns.
+	stop()
+	// Output:
+	// order 1: 30
+	// order 2: 45
+	// order 3: 12
+}
+
+func ExampleRetry() {
+	type Order struct{ ID, Total int }
+	var b topic.Broker
+
+	// The payment service fails twice before it accepts order 2. At least
+	// once, the value is retried after a back-off of 1ms, then 2ms, and the
+	// next order waits: order is kept.
+	failures := map[int]int{2: 2}
+	stop := b.Handle(func(ctx context.Context, o Order) error {
+		if failures[o.ID] > 0 {
+			failures[o.ID]--
+			fmt.Printf("order %d: payment service unavailable\n", o.ID)
+			return errors.New("unavailable")
+		}
+		fmt.Printf("order %d: paid\n", o.ID)
+		return nil
+	}, topic.Retry[Order](topic.RetryPolicy{
+		Attempts: 5,
+		Base:     time.Millisecond,
+		Max:      100 * time.Millisecond,
+		Jitter:   0.2,
+	}))
+
+	for id := 1; id <= 3; id++ {
+		b.Publish(Order{ID: id})
+	}
+	stop()
+	// Output:
+	// order 1: paid
+	// order 2: payment service unavailable
+	// order 2: payment service unavailable
+	// order 2: paid
+	// order 3: paid
+}
+
+func ExampleDeadLetter() {
+	type Order struct{ ID, Total int }
+	var b topic.Broker
+
+	// The dead letters of orders, and every dead letter, whatever its type.
+	orders, cancelOrders := b.Subscribe(topic.Buffer[topic.DeadLetter[Order]](8))
+	defer cancelOrders()
+	all, cancelAll := b.Subscribe(topic.Buffer[topic.DeadLettered](8))
+	defer cancelAll()
+
+	errRejected := errors.New("rejected by the bank")
+	stop := b.Handle(func(ctx context.Context, o Order) error {
+		if o.Total > 100 {
+			return errRejected
+		}
+		return nil
+	}, topic.Retry[Order](topic.RetryPolicy{Attempts: 3}), topic.Name[Order]("payments"))
+
+	b.Publish(Order{ID: 1, Total: 30})
+	b.Publish(Order{ID: 2, Total: 500})
+	stop()
+
+	d := <-orders
+	fmt.Printf("order %d failed %d times in %q: %v\n", d.Value.ID, d.Attempts, d.Handler, d.Err)
+	l := (<-all).Letter()
+	fmt.Printf("dead letter of %T: %v\n", l.Value, errors.Is(l.Err, errRejected))
+	// Output:
+	// order 2 failed 3 times in "payments": rejected by the bank
+	// dead letter of topic_test.Order: true
+}
+
+func ExampleBroker_Shutdown() {
+	type Order struct{ ID, Total int }
+	var b topic.Broker
+
+	stop := b.Handle(func(ctx context.Context, o Order) error {
+		fmt.Printf("order %d shipped\n", o.ID)
+		return nil
+	})
+	defer stop() // does nothing once the broker is shut down
+	audit, _ := b.Subscribe(topic.Buffer[Order](8))
+
+	b.Publish(Order{ID: 1})
+	b.Publish(Order{ID: 2})
+
+	// On the program's way out: let the handlers finish what they have,
+	// for at most ten seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := b.Shutdown(ctx)
+	fmt.Println("shutdown:", err)
+
+	// The channel subscriptions are cancelled: a range over one ends, after
+	// the values it had accepted.
+	for o := range audit {
+		fmt.Printf("audited order %d\n", o.ID)
+	}
+
+	// The broker is closed: nothing more is delivered or handled.
+	b.Publish(Order{ID: 3})
+	late, _ := b.Subscribe[Order]()
+	_, open := <-late
+	fmt.Println("subscription after shutdown open:", open)
+	// Output:
+	// order 1 shipped
+	// order 2 shipped
+	// shutdown: <nil>
+	// audited order 1
+	// audited order 2
+	// subscription after shutdown open: false
+}
