@@ -81,9 +81,14 @@ func (g *guard) wait() {
 // stack, so that goroutines publishing in parallel tend to use different
 // stripes and one goroutine keeps using the same, cache-resident one. It needs
 // only to be cheap and well spread: enter returns the counter it chose.
+//
+// The address is taken in units of 2 KiB, the smallest goroutine stack:
+// goroutines started together get neighbouring stacks, so a coarser unit
+// would put them on one stripe (with 8 KiB units, two parallel publishers of a
+// saturated subscription took 28 ns per publication instead of 11).
 func stripe() uintptr {
 	var here byte
-	return (uintptr(unsafe.Pointer(&here)) >> 13 * 0x9E3779B97F4A7C15) >> (64 - guardStripeBits)
+	return (uintptr(unsafe.Pointer(&here)) >> 11 * 0x9E3779B97F4A7C15) >> (64 - guardStripeBits)
 }
 
 func log2(n int) int {
