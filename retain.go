@@ -264,26 +264,28 @@ type replayer interface {
 	replayLocked(g *guard, e *entry, s subscriber, from Start)
 }
 
-// replayTo delivers v to s as a publication routed by e would: through the
-// source of s that decides, From functions included.
-func replayTo[T any](g *guard, e *entry, s subscriber, v T) {
-	src, boxed := decide(s.sources(), e)
-	switch {
-	case src == nil:
-	case boxed:
+// replayTo delivers v as a publication routed by e would, through src, the
+// source of the new subscription that decides for e (see decide), found
+// once per replay.
+func replayTo[T any](g *guard, src source, boxed bool, v T) {
+	if boxed {
 		src.(boxedSource).deliverBoxed(g, any(v)) // slow: a From source
-	default:
-		src.(typedSource[T]).deliver(g, v)
+		return
 	}
+	src.(typedSource[T]).deliver(g, v)
 }
 
 // valueReplay replays values of T to a subscription of type T.
 type valueReplay[T any] struct{ l *logOf[T] }
 
 func (r valueReplay[T]) replayLocked(g *guard, e *entry, s subscriber, from Start) {
+	src, boxed := decide(s.sources(), e)
+	if src == nil {
+		return
+	}
 	l := r.l
 	for o := l.startLocked(from); o < l.next; o++ {
-		replayTo(g, e, s, l.ring[o%uint64(len(l.ring))].v)
+		replayTo(g, src, boxed, l.ring[o%uint64(len(l.ring))].v)
 	}
 }
 
@@ -291,9 +293,13 @@ func (r valueReplay[T]) replayLocked(g *guard, e *entry, s subscriber, from Star
 type recordReplay[T any] struct{ l *logOf[T] }
 
 func (r recordReplay[T]) replayLocked(g *guard, e *entry, s subscriber, from Start) {
+	src, boxed := decide(s.sources(), e)
+	if src == nil {
+		return
+	}
 	l := r.l
 	for o := l.startLocked(from); o < l.next; o++ {
-		replayTo(g, e, s, l.recordLocked(o))
+		replayTo(g, src, boxed, l.recordLocked(o))
 	}
 }
 

@@ -138,3 +138,32 @@ func TestReadAllocatesOnlyItsResult(t *testing.T) {
 		})
 	}
 }
+
+// A replay costs the allocations of the subscription, whatever the number
+// of values it replays, for values and records alike.
+func TestReplayAllocatesNothingPerValue(t *testing.T) {
+	allocs := func(n int) (values, records float64) {
+		b := retainedBroker(n)
+		values = testing.AllocsPerRun(20, func() {
+			ch, cancel := b.Subscribe(topic.Buffer[retainPayload](n), topic.Replay[retainPayload](topic.Earliest()))
+			if len(ch) != n {
+				t.Fatalf("replayed %d values, want %d", len(ch), n)
+			}
+			cancel()
+		})
+		records = testing.AllocsPerRun(20, func() {
+			ch, cancel := b.Subscribe(topic.Buffer[topic.Record[retainPayload]](n), topic.Replay[topic.Record[retainPayload]](topic.Earliest()))
+			if len(ch) != n {
+				t.Fatalf("replayed %d records, want %d", len(ch), n)
+			}
+			cancel()
+		})
+		return values, records
+	}
+	oneValue, oneRecord := allocs(1)
+	values, records := allocs(1000)
+	if values != oneValue || records != oneRecord {
+		t.Errorf("replay of 1000: %v and %v allocations (values, records), want %v and %v as for one",
+			values, records, oneValue, oneRecord)
+	}
+}
