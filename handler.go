@@ -313,9 +313,21 @@ func (h *handler[T]) drain(ch <-chan T, w *work[T]) (again bool) {
 			return false
 		}
 		w.n.accepted++
-		if h.discarding.Load() {
+		switch {
+		case h.discarding.Load():
 			h.lose(w, Loss[T]{Cause: Discarded, Value: w.v})
-		} else {
+		case h.timeout <= 0:
+			// handle's first call, inlined: most calls succeed.
+			w.attempt, w.inCall = 1, true
+			err := h.f(h.ctx, w.v)
+			w.inCall = false
+			if err == nil {
+				w.n.handled++
+				w.attempt = 0
+			} else if h.failed(w, err) {
+				h.handle(w)
+			}
+		default:
 			w.attempt = 1
 			h.handle(w)
 		}
