@@ -36,7 +36,7 @@ benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 # each runs its argument, a shell command, in every module folder.
 each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
 
-.PHONY: all test race cover report bench save stat regress cpu mem flame top \
+.PHONY: all test race cover report bench save stat table regress cpu mem flame top \
 	escape lint vet staticcheck fmt-check fuzz smoke demo check clean compare
 
 all: check
@@ -70,6 +70,11 @@ stat: | $(DIST) ## benchmarks again, count 10, and benchstat against the baselin
 	@test -f $(DIST)/bench-base.txt || { echo "no $(DIST)/bench-base.txt: run make save first" >&2; exit 1; }
 	$(GO) test $(benchargs) $(call count,10) . | tee $(DIST)/bench-new.txt
 	$(TOOL) benchstat base=$(DIST)/bench-base.txt new=$(DIST)/bench-new.txt | tee $(DIST)/stat.txt
+
+table: | $(DIST) ## COUNT (10) rounds of every benchmark, then the README's tables in dist/bench-table.md
+	$(GO) test -c -o $(DIST)/table.test .
+	for i in $$(seq $(or $(COUNT),10)); do $(DIST)/table.test -test.run='^$$' -test.bench='$(BENCH)' -test.benchmem -test.count=1 $(if $(TIME),-test.benchtime=$(TIME)); done | tee $(DIST)/bench-rounds.txt
+	$(GO) run ./internal/cmd/benchtable $(DIST)/bench-rounds.txt | tee $(DIST)/bench-table.md
 
 regress: | $(DIST) ## interleaved benchmarks of the working tree against REV, then benchstat
 	@test -n '$(REV)' || { echo "usage: make regress REV=<git revision>" >&2; exit 2; }

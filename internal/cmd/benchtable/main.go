@@ -1,0 +1,235 @@
+// Command benchtable turns the output of the package's benchmarks into the
+// Markdown tables of the README: the median of each figure and its ratio to
+// the baseline it is read against.
+//
+// Its input is several rounds of the whole suite, each run once
+// (-test.count=1), as `make table` produces: each ratio is then the median of
+// the ratios within each round, so that a machine which drifts between rounds
+// moves a figure and its baseline alike.
+//
+//	benchtable [file...]
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A row is one line of a table: a benchmark, and optionally the baseline
+// its time is divided by (times mult) and how that baseline is named.
+type row struct {
+	label, bench string
+	base         string
+	mult         float64
+	baseLabel    string
+}
+
+// A section is one table of the README.
+type section struct {
+	title string
+	rows  []row
+}
+
+const (
+	raw      = "RawSend"
+	full     = "RawSendFull"
+	fullPar  = "RawSendFullParallel"
+	rawLabel = "raw send"
+)
+
+func sections() []section {
+	core := section{title: "Core paths", rows: []row{
+		{label: "raw send and receive, one buffered channel (**baseline**)", bench: raw},
+		{label: "raw send on a full channel (**baseline**)", bench: full},
+		{label: "raw send on a full channel, GOMAXPROCS goroutines (**baseline**)", bench: fullPar},
+		{label: "raw sends and receives, ten channels (**baseline**)", bench: "RawSend10"},
+		{label: "the guard alone (enter and exit)", bench: "Guard", base: raw, baseLabel: rawLabel},
+		{label: "no subscriber", bench: "PublishNoSubscriber", base: raw, baseLabel: rawLabel},
+		{label: "unmatched topic", bench: "PublishUnmatched", base: raw, baseLabel: rawLabel},
+		{label: "routing only (saturated subscriber, drop counted)", bench: "PublishSaturated", base: full, baseLabel: "raw full send"},
+		{label: "direct delivery, identical type", bench: "PublishDirect", base: raw, baseLabel: rawLabel},
+		{label: "pointer to interface subscription", bench: "PublishPointerToInterface", base: raw, baseLabel: rawLabel},
+		{label: "interface value to interface subscription", bench: "PublishInterfaceToInterface", base: raw, baseLabel: rawLabel},
+		{label: "directly matched transformation", bench: "PublishTransform", base: raw, baseLabel: rawLabel},
+		{label: "directly matched filter (rejecting)", bench: "PublishFilterRejecting", base: raw, baseLabel: rawLabel},
+		{label: "small non-pointer value to an any subscription", bench: "PublishSmallToAny", base: raw, baseLabel: rawLabel},
+		{label: "non-pointer value to an any subscription", bench: "PublishValueToAny", base: raw, baseLabel: rawLabel},
+		{label: "saturated publication from GOMAXPROCS goroutines", bench: "PublishSaturatedParallel", base: fullPar, baseLabel: "raw full send, parallel"},
+		{label: "GOMAXPROCS publishers, one type, drained", bench: "PublishParallelOneType", base: raw, baseLabel: rawLabel},
+		{label: "GOMAXPROCS publishers, a type each, drained", bench: "PublishParallelDistinctTypes", base: raw, baseLabel: rawLabel},
+	}}
+	for _, n := range []int{1, 10, 100, 1000} {
+		r := row{label: fmt.Sprintf("fan-out to %d", n), bench: fmt.Sprintf("PublishFanout/n=%d", n),
+			base: raw, mult: float64(n), baseLabel: fmt.Sprintf("%d raw sends", n)}
+		switch n {
+		case 1:
+			r.baseLabel = rawLabel
+		case 10:
+			r.base, r.mult, r.baseLabel = "RawSend10", 1, "ten raw sends"
+		}
+		core.rows = append(core.rows, r)
+	}
+	sweep := func(format, bench string, ns []int) {
+		for _, n := range ns {
+			core.rows = append(core.rows, row{label: fmt.Sprintf(format, n),
+				bench: fmt.Sprintf("%s/n=%d", bench, n), base: fmt.Sprintf("%s/n=%d", bench, ns[0]),
+				baseLabel: fmt.Sprintf("n=%d", ns[0])})
+		}
+	}
+	sweep("publish to the last of %d subscribed types", "PublishTypes", []int{1, 10, 100, 1000})
+	sweep("subscribe + cancel, %d subscriptions held", "SubscribeCancel", []int{10, 100, 1000, 10000})
+	sweep("concrete publication beside %d non-matching interface subscriptions", "PublishInterfaceSubscriptions", []int{0, 1, 10, 100})
+
+	return []section{core,
+		{title: "Delivery and loss", rows: []row{
+			{label: "full subscription, the drop counted", bench: "PublishSaturated", base: full, baseLabel: "raw full send"},
+			{label: "the same from GOMAXPROCS goroutines", bench: "PublishSaturatedParallel", base: fullPar, baseLabel: "raw full send, parallel"},
+			{label: "full drop-oldest subscription: evict, count, queue", bench: "PublishDropOldest", base: raw, baseLabel: rawLabel},
+			{label: "full subscription with an OnLoss function", bench: "PublishOnLoss", base: full, baseLabel: "raw full send"},
+			{label: "`Subscriptions()` with 10,000 subscriptions over 100 types", bench: "Subscriptions"},
+		}},
+		{title: "Handlers", rows: []row{
+			{label: "a goroutine ranging over a channel subscription (**baseline**)", bench: "HandlerBaseline"},
+			{label: "at-most-once handler", bench: "Handler", base: "HandlerBaseline", baseLabel: "baseline"},
+			{label: "at-least-once handler, calls succeed", bench: "HandlerAtLeastOnce", base: "HandlerBaseline", baseLabel: "baseline"},
+		}},
+		{title: "Retained types", rows: []row{
+			{label: "publish to a retained type, one drained subscription", bench: "PublishRetained", base: "PublishDirect", baseLabel: "direct delivery"},
+			{label: "the same from GOMAXPROCS goroutines", bench: "PublishRetainedParallel", base: "PublishParallelOneType", baseLabel: "parallel, not retained"},
+		}},
+	}
+}
+
+// results maps a benchmark name (without "Benchmark" and the -GOMAXPROCS
+// suffix) to its unit, then to the values of successive rounds.
+type results map[string]map[string][]float64
+
+func parse(r io.Reader, res results) error {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		name := strings.TrimPrefix(f[0], "Benchmark")
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name = name[:i]
+			}
+		}
+		if res[name] == nil {
+			res[name] = make(map[string][]float64)
+		}
+		for i := 2; i+1 < len(f); i += 2 {
+			if x, err := strconv.ParseFloat(f[i], 64); err == nil {
+				res[name][f[i+1]] = append(res[name][f[i+1]], x)
+			}
+		}
+	}
+	return sc.Err()
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// ratio is the median over rounds of a/(b*mult), pairing the rounds in order.
+func ratio(a, b []float64, mult float64) float64 {
+	var rs []float64
+	for i := range min(len(a), len(b)) {
+		rs = append(rs, a[i]/(b[i]*mult))
+	}
+	return median(rs)
+}
+
+func duration(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.2f µs", ns/1e3)
+	case ns >= 100:
+		return fmt.Sprintf("%.0f ns", ns)
+	}
+	return fmt.Sprintf("%.1f ns", ns)
+}
+
+func write(w io.Writer, res results) {
+	for _, s := range sections() {
+		fmt.Fprintf(w, "#### %s\n\n| path | time | ratio | allocs/op |\n|---|---:|---|---:|\n", s.title)
+		for _, r := range s.rows {
+			m := res[r.bench]
+			if m == nil {
+				fmt.Fprintf(w, "| %s | not measured | | |\n", r.label)
+				continue
+			}
+			ratioText := ""
+			if b := res[r.base]; b != nil {
+				mult := r.mult
+				if mult == 0 {
+					mult = 1
+				}
+				ratioText = fmt.Sprintf("%.2f× %s", ratio(m["ns/op"], b["ns/op"], mult), r.baseLabel)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %.0f |\n", r.label, duration(median(m["ns/op"])), ratioText, median(m["allocs/op"]))
+		}
+		fmt.Fprintln(w)
+	}
+	// Figures reported as custom metrics.
+	metrics := []struct{ bench, unit, label string }{
+		{"SubscriptionMemory", "B/sub", "heap per capacity-one subscription of a 32-byte type, 10,000 held, broker share included"},
+		{"HandlerMemory", "B/handler", "memory per idle handler, 10,000 held, goroutine stack included"},
+		{"HandlerMemory", "heap-B/handler", "of which heap"},
+		{"HandlerMemory", "stack-B/handler", "of which goroutine stack"},
+		{"Replay", "ns/value", "replay of 10,000 retained values to a new subscription, per value"},
+		{"RetainedMemory", "B/value", "heap per retained value of a 16-byte type, 100,000 kept"},
+	}
+	fmt.Fprintf(w, "#### Memory and replay\n\n| figure | median |\n|---|---:|\n")
+	for _, x := range metrics {
+		if v := res[x.bench][x.unit]; v != nil {
+			fmt.Fprintf(w, "| %s | %.1f %s |\n", x.label, median(v), x.unit)
+		}
+	}
+	rounds := len(res[raw]["ns/op"])
+	fmt.Fprintf(w, "\nMedians of %d rounds; ratios are medians of the ratios within each round.\n", rounds)
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("benchtable: ")
+	res := make(results)
+	if len(os.Args) == 1 {
+		if err := parse(os.Stdin, res); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for _, name := range os.Args[1:] {
+		f, err := os.Open(name)
+		if err != nil {
+			log.Fatal(err)
+		}
+		err = parse(f, res)
+		f.Close()
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	if len(res) == 0 {
+		log.Fatal("no benchmark results in the input")
+	}
+	write(os.Stdout, res)
+}
