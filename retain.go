@@ -86,8 +86,8 @@ func (b *Broker) Retain[T any](r Retention) {
 	l := &logOf[T]{rec: re}
 	l.limit = r
 	l.impl = l
-	e.replay = valueReplay[T]{l}
-	re.replay = recordReplay[T]{l}
+	e.replay = logReplay[T, T]{l, (*logOf[T]).valueLocked}
+	re.replay = logReplay[T, Record[T]]{l, (*logOf[T]).recordLocked}
 	e.log.Store(&l.logCore)
 	re.log.Store(&l.logCore)
 	// Publications of T now go through the log: set it on T's route, which
@@ -154,7 +154,7 @@ func (l *logOf[T]) appendLocked(v T) (uint64, time.Time) {
 		}
 	}
 	off := l.next
-	l.ring[off%uint64(len(l.ring))] = logged[T]{now.UnixNano(), v}
+	*l.at(off) = logged[T]{now.UnixNano(), v}
 	l.next++
 	return off, now
 }
@@ -165,7 +165,7 @@ func (l *logOf[T]) growLocked() {
 	n := min(max(2*len(l.ring), 8), l.limit.Count)
 	ring := make([]logged[T], n)
 	for o := l.head; o < l.next; o++ {
-		ring[o%uint64(n)] = l.ring[o%uint64(len(l.ring))]
+		ring[o%uint64(n)] = *l.at(o)
 	}
 	l.ring = ring
 }
@@ -176,16 +176,22 @@ func (l *logOf[T]) trimLocked(now time.Time) {
 		return
 	}
 	oldest := now.Add(-l.limit.Age).UnixNano()
-	for l.head < l.next && l.ring[l.head%uint64(len(l.ring))].nanos < oldest {
+	for l.head < l.next && l.at(l.head).nanos < oldest {
 		var zero logged[T]
-		l.ring[l.head%uint64(len(l.ring))] = zero // release what v references
+		*l.at(l.head) = zero // release what v references
 		l.head++
 	}
 }
 
+// at returns the ring's slot for offset o.
+func (l *logOf[T]) at(o uint64) *logged[T] { return &l.ring[o%uint64(len(l.ring))] }
+
+// valueLocked returns the value at offset o, which must be kept.
+func (l *logOf[T]) valueLocked(o uint64) T { return l.at(o).v }
+
 // recordLocked returns the record at offset o, which must be kept.
 func (l *logOf[T]) recordLocked(o uint64) Record[T] {
-	x := l.ring[o%uint64(len(l.ring))]
+	x := l.at(o)
 	return Record[T]{Offset: o, Time: time.Unix(0, x.nanos), Value: x.v}
 }
 
@@ -264,42 +270,27 @@ type replayer interface {
 	replayLocked(g *guard, e *entry, s subscriber, from Start)
 }
 
-// replayTo delivers v as a publication routed by e would, through src, the
-// source of the new subscription that decides for e (see decide), found
-// once per replay.
-func replayTo[T any](g *guard, src source, boxed bool, v T) {
-	if boxed {
-		src.(boxedSource).deliverBoxed(g, any(v)) // slow: a From source
-		return
-	}
-	src.(typedSource[T]).deliver(g, v)
+// A logReplay replays the log of T to a new subscription of the entry's
+// type V, T or Record[T]; get returns the V at an offset.
+type logReplay[T, V any] struct {
+	l   *logOf[T]
+	get func(l *logOf[T], o uint64) V
 }
 
-// valueReplay replays values of T to a subscription of type T.
-type valueReplay[T any] struct{ l *logOf[T] }
-
-func (r valueReplay[T]) replayLocked(g *guard, e *entry, s subscriber, from Start) {
+// replayLocked delivers each value as a publication routed by e would,
+// through the source of s that decides for e (see decide), found once.
+func (r logReplay[T, V]) replayLocked(g *guard, e *entry, s subscriber, from Start) {
 	src, boxed := decide(s.sources(), e)
 	if src == nil {
 		return
 	}
-	l := r.l
-	for o := l.startLocked(from); o < l.next; o++ {
-		replayTo(g, src, boxed, l.ring[o%uint64(len(l.ring))].v)
-	}
-}
-
-// recordReplay replays records of T to a subscription of type Record[T].
-type recordReplay[T any] struct{ l *logOf[T] }
-
-func (r recordReplay[T]) replayLocked(g *guard, e *entry, s subscriber, from Start) {
-	src, boxed := decide(s.sources(), e)
-	if src == nil {
-		return
-	}
-	l := r.l
-	for o := l.startLocked(from); o < l.next; o++ {
-		replayTo(g, src, boxed, l.recordLocked(o))
+	for o := r.l.startLocked(from); o < r.l.next; o++ {
+		v := r.get(r.l, o)
+		if boxed {
+			src.(boxedSource).deliverBoxed(g, any(v)) // slow: a From source
+		} else {
+			src.(typedSource[V]).deliver(g, v)
+		}
 	}
 }
 
