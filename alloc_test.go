@@ -36,7 +36,7 @@ func wantAllocs(t *testing.T, want float64, f func()) {
 	t.Helper()
 	f()
 	if got := testing.AllocsPerRun(100, f); got != want {
-		t.Errorf("allocations per publication = %v, want %v", got, want)
+		t.Errorf("allocations per run = %v, want %v", got, want)
 	}
 }
 

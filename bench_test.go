@@ -310,7 +310,12 @@ func BenchmarkPublishInterfaceSubscriptions(b *testing.B) {
 // BenchmarkPublishParallelOneType publishes one type from GOMAXPROCS
 // goroutines to a subscription drained by its own goroutine.
 func BenchmarkPublishParallelOneType(b *testing.B) {
-	var br topic.Broker
+	publishParallelOneType(b, new(topic.Broker))
+}
+
+// publishParallelOneType publishes Value on br from GOMAXPROCS goroutines to
+// a subscription drained by its own goroutine.
+func publishParallelOneType(b *testing.B, br *topic.Broker) {
 	ch, cancel := br.Subscribe(topic.Buffer[Value](1024))
 	done := make(chan struct{})
 	go func() {
@@ -612,22 +617,7 @@ func BenchmarkPublishRetained(b *testing.B) {
 func BenchmarkPublishRetainedParallel(b *testing.B) {
 	var br topic.Broker
 	br.Retain[Value](topic.Retention{Count: 1024})
-	ch, cancel := br.Subscribe(topic.Buffer[Value](1024))
-	done := make(chan struct{})
-	go func() {
-		for range ch {
-		}
-		close(done)
-	}()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			br.Publish(value)
-		}
-	})
-	b.StopTimer()
-	cancel()
-	<-done
+	publishParallelOneType(b, &br)
 }
 
 // BenchmarkReplay subscribes with the replay of 10,000 retained values and

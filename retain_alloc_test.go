@@ -10,24 +10,6 @@ import (
 // it were boxed, for the allocation tests of retained types.
 type retainPayload struct{ A, B, C, D int64 }
 
-// retainAllocs checks that f, run once first, allocates want times per run.
-func retainAllocs(t *testing.T, want float64, f func()) {
-	t.Helper()
-	f()
-	if got := testing.AllocsPerRun(100, f); got != want {
-		t.Errorf("allocations per run = %v, want %v", got, want)
-	}
-}
-
-// retainMustTake receives a value that must already be queued on ch.
-func retainMustTake[T any](t *testing.T, ch <-chan T) {
-	select {
-	case <-ch:
-	default:
-		t.Fatal("the publication was not delivered")
-	}
-}
-
 // retainedBroker returns a broker retaining retainPayload, its ring already
 // grown to its bound so that what is measured is the steady state.
 func retainedBroker(count int) *topic.Broker {
@@ -46,25 +28,25 @@ func TestPublishOfARetainedValueDoesNotAllocate(t *testing.T) {
 	v := retainPayload{1, 2, 3, 4}
 	t.Run("no subscriber", func(t *testing.T) {
 		b := retainedBroker(64)
-		retainAllocs(t, 0, func() { b.Publish(v) })
+		wantAllocs(t, 0, func() { b.Publish(v) })
 	})
 	t.Run("one subscriber", func(t *testing.T) {
 		b := retainedBroker(64)
 		ch, cancel := b.Subscribe[retainPayload]()
 		defer cancel()
-		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch) })
+		wantAllocs(t, 0, func() { b.Publish(v); mustTake(t, ch) })
 	})
 	t.Run("one full subscriber", func(t *testing.T) {
 		b := retainedBroker(64)
 		_, cancel := b.Subscribe(topic.Buffer[retainPayload](0))
 		defer cancel()
-		retainAllocs(t, 0, func() { b.Publish(v) })
+		wantAllocs(t, 0, func() { b.Publish(v) })
 	})
 	t.Run("one Record subscriber", func(t *testing.T) {
 		b := retainedBroker(64)
 		ch, cancel := b.Subscribe[topic.Record[retainPayload]]()
 		defer cancel()
-		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch) })
+		wantAllocs(t, 0, func() { b.Publish(v); mustTake(t, ch) })
 	})
 	t.Run("a subscriber and a Record subscriber", func(t *testing.T) {
 		b := retainedBroker(64)
@@ -72,13 +54,13 @@ func TestPublishOfARetainedValueDoesNotAllocate(t *testing.T) {
 		defer cancel()
 		rch, cancelR := b.Subscribe[topic.Record[retainPayload]]()
 		defer cancelR()
-		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch); retainMustTake(t, rch) })
+		wantAllocs(t, 0, func() { b.Publish(v); mustTake(t, ch); mustTake(t, rch) })
 	})
 	t.Run("Append", func(t *testing.T) {
 		b := retainedBroker(64)
 		ch, cancel := b.Subscribe[retainPayload]()
 		defer cancel()
-		retainAllocs(t, 0, func() { b.Append(v); retainMustTake(t, ch) })
+		wantAllocs(t, 0, func() { b.Append(v); mustTake(t, ch) })
 	})
 }
 
@@ -91,19 +73,19 @@ func TestPublishOfARetainedValueToASlowSubscriptionDoesNotAllocate(t *testing.T)
 		b := retainedBroker(64)
 		ch, cancel := b.Subscribe(topic.Overflow[retainPayload](topic.DropOldest))
 		defer cancel()
-		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch) })
+		wantAllocs(t, 0, func() { b.Publish(v); mustTake(t, ch) })
 	})
 	t.Run("OnLoss", func(t *testing.T) {
 		b := retainedBroker(64)
 		ch, cancel := b.Subscribe(topic.OnLoss(func(topic.Loss[retainPayload]) {}))
 		defer cancel()
-		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch) })
+		wantAllocs(t, 0, func() { b.Publish(v); mustTake(t, ch) })
 	})
 	t.Run("From", func(t *testing.T) {
 		b := retainedBroker(64)
 		ch, cancel := b.Subscribe(topic.From(func(p retainPayload) (retainOther, bool) { return retainOther{N: int(p.A)}, true }))
 		defer cancel()
-		retainAllocs(t, 0, func() { b.Publish(v); retainMustTake(t, ch) })
+		wantAllocs(t, 0, func() { b.Publish(v); mustTake(t, ch) })
 	})
 }
 
@@ -128,7 +110,7 @@ func TestReadAllocatesOnlyItsResult(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var n int
-			retainAllocs(t, tt.allocates, func() {
+			wantAllocs(t, tt.allocates, func() {
 				recs, _, _ := b.Read[retainPayload](tt.from, tt.max)
 				n = len(recs)
 			})
