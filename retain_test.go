@@ -38,6 +38,26 @@ func retainScale(n int) int {
 	return n
 }
 
+// retainNested returns a function for a nested publication: given n >= 0,
+// it publishes retainTick{-1 - n} on b (appends it, if viaAppend) and adds
+// the message of a panic, if any, to panics; given n < 0, it does nothing.
+func retainNested(b *topic.Broker, viaAppend bool, panics *[]string) func(int) {
+	return func(n int) {
+		if n < 0 {
+			return
+		}
+		if msg, ok := retainPanic(func() {
+			if viaAppend {
+				b.Append(retainTick{-1 - n})
+			} else {
+				b.Publish(retainTick{-1 - n})
+			}
+		}); ok {
+			*panics = append(*panics, msg)
+		}
+	}
+}
+
 // retainPanic runs f and returns what it panicked with, as a string.
 func retainPanic(f func()) (msg string, panicked bool) {
 	defer func() {
@@ -1145,20 +1165,7 @@ func TestLiveFromAndOnLossMayPublishTheRetainedType(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				var b topic.Broker
 				var panics []string
-				defer c.setup(&b, func(n int) {
-					if n < 0 {
-						return
-					}
-					if msg, ok := retainPanic(func() {
-						if viaAppend {
-							b.Append(retainTick{-1 - n})
-						} else {
-							b.Publish(retainTick{-1 - n})
-						}
-					}); ok {
-						panics = append(panics, msg)
-					}
-				})()
+				defer c.setup(&b, retainNested(&b, viaAppend, &panics))()
 				b.Retain[retainTick](topic.Retention{Count: 10})
 				retainWithin(t, func() {
 					for n := range 3 {
@@ -1234,20 +1241,7 @@ func TestReplayFromAndOnLossPublishingTheRetainedTypePanic(t *testing.T) {
 					b.Publish(retainTick{n})
 				}
 				var panics []string
-				nested := func(n int) {
-					if n < 0 {
-						return
-					}
-					if msg, ok := retainPanic(func() {
-						if viaAppend {
-							b.Append(retainTick{-1 - n})
-						} else {
-							b.Publish(retainTick{-1 - n})
-						}
-					}); ok {
-						panics = append(panics, msg)
-					}
-				}
+				nested := retainNested(&b, viaAppend, &panics)
 				var cancel func()
 				retainWithin(t, func() { cancel = c.setup(&b, nested) })
 				defer cancel()
