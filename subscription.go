@@ -224,19 +224,12 @@ func deliver[T any](g *guard, e *entry, r *route[T], v T) {
 // plain subscriptions of type T. It is send, made short for the common
 // case.
 func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
-	for _, o := range r.direct {
-		if o.cap == 0 || len(o.ch) < o.cap {
-			goto send
+	if !hasRoom(r.direct) {
+		for _, o := range r.direct { // droppedAll, inlined
+			o.sub.lost.add(Full)
 		}
+		return
 	}
-	// Every buffer is full, so every send would fail: count the drops
-	// without entering the guard. A cancelled subscription may still be
-	// listed here; it is not sent to.
-	for _, o := range r.direct {
-		o.sub.lost.add(Full)
-	}
-	return
-send:
 	c := g.enter()
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
@@ -256,6 +249,30 @@ send:
 		}
 	}
 	g.exit(c)
+}
+
+// droppedAll reports whether every buffer of outs is full, so that every
+// send would fail, and then counts the drops, without entering the guard. A
+// cancelled subscription may still be listed in outs; it is not sent to.
+func droppedAll[T any](outs []outlet[T]) bool {
+	if hasRoom(outs) {
+		return false
+	}
+	for _, o := range outs {
+		o.sub.lost.add(Full)
+	}
+	return true
+}
+
+// hasRoom reports whether a send to one of outs may succeed: its buffer has
+// room, or it is unbuffered (a receiver may be waiting).
+func hasRoom[T any](outs []outlet[T]) bool {
+	for _, o := range outs {
+		if o.cap == 0 || len(o.ch) < o.cap {
+			return true
+		}
+	}
+	return false
 }
 
 // send offers v to the route r of entry e.
@@ -278,21 +295,9 @@ func send[T any](g *guard, e *entry, r *route[T], v T) {
 // r is the route as loaded before. Interface sources are sent to only if
 // boxed.
 func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *route[T], x any) {
-	if len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0 {
-		// Only plain sends: when every buffer is full, every send would
-		// fail, so count the drops without entering the guard. A cancelled
-		// subscription may still be listed here; it is not sent to.
-		for _, o := range r.direct {
-			if o.cap == 0 || len(o.ch) < o.cap {
-				goto send
-			}
-		}
-		for _, o := range r.direct {
-			o.sub.lost.add(Full)
-		}
-		return nil, nil
+	if len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0 && droppedAll(r.direct) {
+		return nil, nil // only plain sends, all of them dropped
 	}
-send:
 	c := g.enter()
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
