@@ -108,7 +108,8 @@ type entry struct {
 	// that of its Record; nil otherwise. Set once, by Retain.
 	log atomic.Pointer[logCore]
 	// replay pushes the log's backlog into a new subscription of this
-	// entry's type. Set once, by Retain, with Broker.mu held; read with it.
+	// entry's type. Set once, by Retain, with Broker.mu held, before log:
+	// read by whoever loaded a non-nil log.
 	replay replayer
 }
 
@@ -160,7 +161,13 @@ type outlet[T any] struct {
 }
 
 func (r *route[T]) empty() bool {
-	return r.log == nil && len(r.direct)+len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0
+	return r.log == nil && len(r.direct) == 0 && r.onlyDirect()
+}
+
+// onlyDirect reports whether r lists no sources but plain subscriptions of
+// type T (its log aside).
+func (r *route[T]) onlyDirect() bool {
+	return len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0
 }
 
 // editorOf is the editor of entries whose static type is T.
@@ -182,7 +189,7 @@ func (editorOf[T]) store(e *entry, r *route[T]) {
 	if r.empty() {
 		r = nil
 	} else {
-		r.plain = r.log == nil && len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0
+		r.plain = r.log == nil && r.onlyDirect()
 	}
 	e.route.Store((*byte)(unsafe.Pointer(r)))
 }

@@ -295,7 +295,7 @@ func send[T any](g *guard, e *entry, r *route[T], v T) {
 // r is the route as loaded before. Interface sources are sent to only if
 // boxed.
 func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *route[T], x any) {
-	if len(r.typed)+len(r.boxed)+len(r.boxedSlow) == 0 && droppedAll(r.direct) {
+	if r.onlyDirect() && droppedAll(r.direct) {
 		return nil, nil // only plain sends, all of them dropped
 	}
 	c := g.enter()
