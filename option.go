@@ -139,9 +139,10 @@ func (s *from[Pub, Sub]) deliverBoxed(g *guard, x any) {
 // Overflow sets what a subscription does with a value its full buffer cannot
 // take: DropNewest (the default) drops that value, DropOldest evicts the
 // oldest queued value to make room (a consumer receiving at that moment may
-// have made room already: the eviction is counted all the same). Either way the loss is counted (see
-// Broker.Subscriptions) and reported to OnLoss. Neither ever blocks the
-// publisher. Given more than once, the last one wins.
+// have made room already: the eviction is counted all the same). Either way
+// the loss is counted (see Broker.Subscriptions) and reported to OnLoss.
+// Neither ever blocks the publisher. Given more than once, the last one
+// wins.
 //
 // A DropOldest subscription with a capacity of one holds the latest value
 // published: a consumer that looks now and then sees the current state, not
@@ -189,8 +190,8 @@ func OnLoss[T any](f func(Loss[T])) Option[T] {
 // channel closed. The binding is context.AfterFunc's: for the contexts of
 // the standard library no goroutine waits for ctx meanwhile (one does for a
 // Context implementation without an AfterFunc method), and cancelling the
-// subscription first releases ctx's reference to it. Given more than once, the last one wins. A nil ctx
-// makes Subscribe panic.
+// subscription first releases ctx's reference to it. Given more than once,
+// the last one wins. A nil ctx makes Subscribe panic.
 func Context[T any](ctx context.Context) Option[T] {
 	return Option[T]{apply: func(c *config[T]) {
 		if ctx == nil {
