@@ -313,21 +313,9 @@ func (h *handler[T]) drain(ch <-chan T, w *work[T]) (again bool) {
 			return false
 		}
 		w.n.accepted++
-		switch {
-		case h.discarding.Load():
+		if h.discarding.Load() {
 			h.lose(w, Loss[T]{Cause: Discarded, Value: w.v})
-		case h.timeout <= 0:
-			// handle's first call, inlined: most calls succeed.
-			w.attempt, w.inCall = 1, true
-			err := h.f(h.ctx, w.v)
-			w.inCall = false
-			if err == nil {
-				w.n.handled++
-				w.attempt = 0
-			} else if h.failed(w, err) {
-				h.handle(w)
-			}
-		default:
+		} else {
 			w.attempt = 1
 			h.handle(w)
 		}
@@ -341,7 +329,12 @@ func (h *handler[T]) drain(ch <-chan T, w *work[T]) (again bool) {
 func (h *handler[T]) handle(w *work[T]) {
 	for {
 		w.inCall = true
-		err := h.call(w)
+		var err error
+		if h.timeout <= 0 {
+			err = h.f(h.ctx, w.v)
+		} else {
+			err = h.callWithTimeout(w)
+		}
 		w.inCall = false
 		if err == nil {
 			w.n.handled++
@@ -354,11 +347,9 @@ func (h *handler[T]) handle(w *work[T]) {
 	}
 }
 
-// call runs f once with w.v, under the attempt timeout if any.
-func (h *handler[T]) call(w *work[T]) error {
-	if h.timeout <= 0 {
-		return h.f(h.ctx, w.v)
-	}
+// callWithTimeout runs f once with w.v, under the attempt timeout, which
+// is set.
+func (h *handler[T]) callWithTimeout(w *work[T]) error {
 	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
 	w.cancel = cancel
 	err := h.f(ctx, w.v)
