@@ -190,11 +190,11 @@ func (e *PanicError) Unwrap() error {
 
 // HandlerStats are the counts of a handler subscription.
 type HandlerStats struct {
-	Accepted     uint64 // values taken from the queue by the worker
-	Handled      uint64 // values for which the function returned nil
-	Retried      uint64 // retries made, all values together
-	DeadLettered uint64 // values published as dead letters
-	AtLeastOnce  bool   // whether Retry was given
+	Accepted     uint64 `json:"accepted"`      // values taken from the queue by the worker
+	Handled      uint64 `json:"handled"`       // values for which the function returned nil
+	Retried      uint64 `json:"retried"`       // retries made, all values together
+	DeadLettered uint64 `json:"dead_lettered"` // values published as dead letters
+	AtLeastOnce  bool   `json:"at_least_once"` // whether Retry was given
 }
 
 // handler is a handler subscription of type T.

@@ -1,6 +1,7 @@
 package topic
 
 import (
+	"fmt"
 	"strconv"
 	"sync/atomic"
 )
@@ -24,22 +25,36 @@ const (
 	// Discarded: a handler stopped with DiscardOnStop, or by a Shutdown
 	// whose context ended, dropped the value it had queued or was retrying.
 	Discarded
+	// Closed: the value was published after Broker.Shutdown had closed the
+	// subscription, so it could not be delivered.
+	Closed
+	// Skipped: the broker no longer kept the value when the subscription
+	// came to read it from a retained type's log: retention had trimmed it.
+	Skipped
 )
 
+// causeNames are the names of the causes, from Full on.
+var causeNames = [...]string{"full", "evicted", "failed", "errored", "discarded", "closed", "skipped"}
+
 func (c Cause) String() string {
-	switch c {
-	case Full:
-		return "full"
-	case Evicted:
-		return "evicted"
-	case Failed:
-		return "failed"
-	case Errored:
-		return "errored"
-	case Discarded:
-		return "discarded"
+	if c >= Full && int(c) <= len(causeNames) {
+		return causeNames[c-1]
 	}
 	return "Cause(" + strconv.Itoa(int(c)) + ")"
+}
+
+// MarshalText returns the name of c, as String does.
+func (c Cause) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText sets c to the cause named by text, as String prints it.
+func (c *Cause) UnmarshalText(text []byte) error {
+	for i, n := range causeNames {
+		if string(text) == n {
+			*c = Cause(i + 1)
+			return nil
+		}
+	}
+	return fmt.Errorf("topic: unknown cause %q", text)
 }
 
 // A Policy says what a subscription does with a value its full buffer
@@ -54,14 +69,27 @@ const (
 	DropOldest
 )
 
+var policyNames = [...]string{"drop-newest", "drop-oldest"}
+
 func (p Policy) String() string {
-	switch p {
-	case DropNewest:
-		return "drop-newest"
-	case DropOldest:
-		return "drop-oldest"
+	if int(p) < len(policyNames) {
+		return policyNames[p]
 	}
 	return "Policy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// MarshalText returns the name of p, as String does.
+func (p Policy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText sets p to the policy named by text, as String prints it.
+func (p *Policy) UnmarshalText(text []byte) error {
+	for i, n := range policyNames {
+		if string(text) == n {
+			*p = Policy(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("topic: unknown policy %q", text)
 }
 
 // A Loss describes one value a subscription of type T lost.
@@ -81,54 +109,101 @@ type Loss[T any] struct {
 
 // Lost counts the values a subscription lost, by cause.
 type Lost struct {
-	Full, Evicted, Failed uint64
-	Errored, Discarded    uint64 // handlers only
+	Full      uint64 `json:"full"`
+	Evicted   uint64 `json:"evicted"`
+	Failed    uint64 `json:"failed"`
+	Errored   uint64 `json:"errored"`   // handlers only
+	Discarded uint64 `json:"discarded"` // handlers only
+	Closed    uint64 `json:"closed"`
+	Skipped   uint64 `json:"skipped"`
 }
 
 // Total is the number of values lost, whatever the cause.
-func (l Lost) Total() uint64 { return l.Full + l.Evicted + l.Failed + l.Errored + l.Discarded }
+func (l Lost) Total() uint64 {
+	return l.Full + l.Evicted + l.Failed + l.Errored + l.Discarded + l.Closed + l.Skipped
+}
+
+// Of returns the count of cause c.
+func (l Lost) Of(c Cause) uint64 {
+	switch c {
+	case Full:
+		return l.Full
+	case Evicted:
+		return l.Evicted
+	case Failed:
+		return l.Failed
+	case Errored:
+		return l.Errored
+	case Discarded:
+		return l.Discarded
+	case Closed:
+		return l.Closed
+	case Skipped:
+		return l.Skipped
+	}
+	return 0
+}
 
 // A lossCounter counts one subscription's losses with one atomic addition
-// per value lost and none per value delivered. It starts as three plain
-// counters; the first time two publishers count at the same moment (a
+// per value lost and none per value delivered. It starts as plain counters;
+// the first time two publishers count at the same moment (a
 // compare-and-swap fails) it spreads further counts over stripes, chosen
 // like the guard's, so that publishers of a saturated subscription in
-// parallel do not all write one cache line.
+// parallel do not all write one cache line. A handler counts its own
+// causes, Errored and Discarded, apart.
 type lossCounter struct {
-	base    [3]atomic.Uint64
+	base    [lossSlots]atomic.Uint64
 	stripes atomic.Pointer[[guardStripes]lossStripe] // set once, when contended
 }
 
+// The causes a lossCounter counts, by slot.
+const lossSlots = 5
+
+var lossSlot = [...]uint8{Full: 0, Evicted: 1, Failed: 2, Closed: 3, Skipped: 4}
+
 type lossStripe struct {
-	n [3]atomic.Uint64
-	_ [40]byte
+	n [lossSlots]atomic.Uint64
+	_ [64 - 8*lossSlots]byte
 }
 
+// add counts one loss of cause k, which must not be Errored or Discarded.
+// It is inlined on the drop path: keep it short.
 func (c *lossCounter) add(k Cause) {
 	if c.stripes.Load() == nil {
-		n := &c.base[k-1]
-		if old := n.Load(); n.CompareAndSwap(old, old+1) {
+		x := &c.base[lossSlot[k]]
+		if old := x.Load(); x.CompareAndSwap(old, old+1) {
 			return
 		}
 	}
-	c.addStriped(k)
+	c.addStriped(k, 1)
+}
+
+// addN counts n losses of cause k, as add does.
+func (c *lossCounter) addN(k Cause, n uint64) {
+	if c.stripes.Load() == nil {
+		x := &c.base[lossSlot[k]]
+		if old := x.Load(); x.CompareAndSwap(old, old+n) {
+			return
+		}
+	}
+	c.addStriped(k, n)
 }
 
 // addStriped counts on the stripes, spreading the counts over them from
 // now on if it is the first to find a contention.
-func (c *lossCounter) addStriped(k Cause) {
+func (c *lossCounter) addStriped(k Cause, n uint64) {
 	s := c.stripes.Load()
 	if s == nil {
 		c.stripes.CompareAndSwap(nil, new([guardStripes]lossStripe))
 		s = c.stripes.Load()
 	}
-	s[stripe()%guardStripes].n[k-1].Add(1)
+	s[stripe()%guardStripes].n[lossSlot[k]].Add(n)
 }
 
 // load returns the counts. Counts added concurrently may or may not be in
 // it; once the additions have returned, they are.
 func (c *lossCounter) load() Lost {
-	var n [3]uint64
+	var n [lossSlots]uint64
 	for i := range n {
 		n[i] = c.base[i].Load()
 	}
@@ -139,5 +214,5 @@ func (c *lossCounter) load() Lost {
 			}
 		}
 	}
-	return Lost{Full: n[0], Evicted: n[1], Failed: n[2]}
+	return Lost{Full: n[0], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}
 }

@@ -2,6 +2,7 @@ package topic
 
 import (
 	"cmp"
+	"encoding/json"
 	"reflect"
 	"slices"
 )
@@ -18,6 +19,27 @@ type SubscriptionStats struct {
 	// channel subscription. A handler's counts are published by its
 	// goroutine at least every 64 values and whenever its queue is empty.
 	Handler *HandlerStats
+}
+
+// MarshalJSON encodes st with readable names: the type as printed, the
+// policy and loss causes by name.
+//
+//	{"type":"main.Order","name":"orders","policy":"drop-newest","capacity":64,
+//	 "queued":3,"lost":{"full":0,...},"handler":{"accepted":12,...}}
+func (st SubscriptionStats) MarshalJSON() ([]byte, error) {
+	typ := "" // a SubscriptionStats not made by the broker
+	if st.Type != nil {
+		typ = st.Type.String()
+	}
+	return json.Marshal(struct {
+		Type     string        `json:"type"`
+		Name     string        `json:"name"`
+		Policy   Policy        `json:"policy"`
+		Capacity int           `json:"capacity"`
+		Queued   int           `json:"queued"`
+		Lost     Lost          `json:"lost"`
+		Handler  *HandlerStats `json:"handler,omitempty"`
+	}{typ, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost, st.Handler})
 }
 
 // Subscriptions returns a snapshot of every live subscription, ordered by
