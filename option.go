@@ -2,6 +2,7 @@ package topic
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"time"
 	"unsafe"
@@ -40,11 +41,42 @@ type config[T any] struct {
 // smallest buffer that lets a publication survive a consumer that is not
 // currently blocked in a receive. Given more than once, the last one wins.
 //
+// The buffer is allocated when the subscription is made, at its full
+// capacity: n values of type T, whether or not they are ever queued. A
+// capacity above MaxBuffer values, or whose values would take more than
+// MaxBufferBytes, makes Subscribe (or Handle) panic, rather than the
+// allocation kill the process. A subscriber that must not lose values to a slow consumer needs
+// a retained type and a follower, not a huge buffer.
+//
 // The type argument cannot be inferred from n, so it is written explicitly:
 //
 //	ch, cancel := b.Subscribe(topic.Buffer[Tick](64))
 func Buffer[T any](n int) Option[T] {
-	return Option[T]{apply: func(c *config[T]) { c.capacity = max(n, 0) }}
+	return Option[T]{apply: func(c *config[T]) {
+		checkBuffer[T](n)
+		c.capacity = max(n, 0)
+	}}
+}
+
+// The bounds of Buffer: a buffer is allocated whole when its subscription is
+// made, and an allocation the machine cannot make is a fatal error that no
+// recover catches.
+const (
+	MaxBuffer      = 1 << 24 // values
+	MaxBufferBytes = 1 << 30 // bytes of the values: capacity times the size of T
+)
+
+// checkBuffer panics if a buffer of n values of type T is above the bounds.
+func checkBuffer[T any](n int) {
+	var zero T
+	size := uint64(unsafe.Sizeof(zero))
+	switch {
+	case n > MaxBuffer:
+		panic(fmt.Sprintf("topic: Buffer(%d) is above MaxBuffer (%d values)", n, MaxBuffer))
+	case n > 0 && size > 0 && uint64(n) > MaxBufferBytes/size:
+		panic(fmt.Sprintf("topic: Buffer(%d) of %s would take %d bytes, above MaxBufferBytes (%d)",
+			n, reflect.TypeFor[T](), uint64(n)*size, MaxBufferBytes))
+	}
 }
 
 // From declares that a subscription to type Pub also accepts publications of
