@@ -3,6 +3,7 @@ package topic_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strconv"
 	"testing"
@@ -277,6 +278,57 @@ func BenchmarkSubscribeCancel(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRouteNewTypes routes n new dynamic types on a fresh broker: each
+// is published through any beside an interface subscription it does not
+// match, so that each is resolved once under the broker's lock. The total
+// must grow linearly: ns/type stays flat as n grows.
+func BenchmarkRouteNewTypes(b *testing.B) {
+	for _, n := range []int{1000, 8000, 32000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			values := newDynamicValues(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				var br topic.Broker
+				_, cancel := br.Subscribe[fmt.Stringer]()
+				for _, v := range values {
+					br.Publish(v)
+				}
+				cancel()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/type")
+		})
+	}
+}
+
+// newDynamicValues returns n values of n distinct types made at run time,
+// arrays of empty structs of lengths 1 to n: none takes any memory.
+func newDynamicValues(n int) []any {
+	elem := reflect.TypeFor[struct{}]()
+	values := make([]any, n)
+	for i := range values {
+		values[i] = reflect.Zero(reflect.ArrayOf(i+1, elem)).Interface()
+	}
+	return values
+}
+
+// BenchmarkSubscribeNewTypes makes the first subscription of each of n
+// concrete types on a fresh broker.
+func BenchmarkSubscribeNewTypes(b *testing.B) {
+	n := len(subscribers)
+	b.ReportAllocs()
+	cancels := make([]func(), n)
+	for b.Loop() {
+		var br topic.Broker
+		for i, sub := range subscribers {
+			cancels[i] = sub(&br)
+		}
+		for _, cancel := range cancels {
+			cancel()
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/type")
 }
 
 // BenchmarkPublishInterfaceSubscriptions publishes a concrete value beside n

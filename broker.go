@@ -116,13 +116,22 @@ func (b *Broker) addEntryLocked(e *entry) *entry {
 			}
 		}
 	}
-	t := b.table.Load()
-	n := t.with(e)
-	if t == nil {
-		n.guard = newGuard()
-	}
 	b.all = append(b.all, e)
-	b.table.Store(n) // built fresh, never mutated: publish it last
+	t := b.table.Load()
+	switch {
+	case t == nil:
+		t = newTable(len(b.all), newGuard())
+	case 2*len(b.all) > len(t.slots):
+		// Half full: a table twice the size, filled, published last.
+		n := newTable(len(b.all), t.guard)
+		n.wild, n.sealed = t.wild, t.sealed
+		for _, x := range b.all[:len(b.all)-1] {
+			n.insert(x)
+		}
+		t = n
+	}
+	t.insert(e)
+	b.table.Store(t) // the same table, or a new one filled before
 	return e
 }
 
@@ -311,14 +320,15 @@ func containsEntry(es []*entry, e *entry) bool {
 // setWildLocked publishes a copy of the table with wild set to w.
 func (b *Broker) setWildLocked(w bool) {
 	t := b.table.Load()
-	var n table
+	var n *table
 	if t != nil {
-		n = *t // the slots are shared: they are never mutated
+		c := *t // the slots are shared: a new header for the same table
+		n = &c
 	} else {
-		n = table{slots: make([]slot, 8), shift: 64 - 3, guard: newGuard()}
+		n = newTable(0, newGuard())
 	}
 	n.wild = w
-	b.table.Store(&n)
+	b.table.Store(n)
 }
 
 // cancel unregisters s, waits until no publisher can still send to it, and

@@ -6,10 +6,7 @@ import (
 	"unsafe"
 )
 
-// A table maps a publication's types to the entry holding its route. It is
-// immutable once stored in Broker.table: a writer (holding Broker.mu) that adds
-// an entry builds a fresh table, fills it, and publishes it last, so a
-// concurrent publisher sees either the old table or the complete new one.
+// A table maps a publication's types to the entry holding its route.
 //
 // Keys are runtime type descriptors. A publication of a concrete type P is
 // found under (key(P), nil). A publication made through an interface type I
@@ -18,20 +15,38 @@ import (
 // value. Entries are never removed: a type that was once routed keeps its
 // entry, so that subscribing and cancelling never rebuild the table; their
 // number is bounded by the types the program publishes and subscribes to.
+//
+// Publishers read a table without any lock while a writer (holding
+// Broker.mu) inserts into it in place, so that routing n new types costs
+// O(n) in all rather than a copy of the table each. Each slot is written
+// once, by one insertion: its entry, then its dynamic key, then its static
+// key last, each atomically. A reader that loads a slot's static key and
+// finds it set therefore finds the rest of the slot complete; one that finds
+// it unset takes the slot for empty and the key for missing, which is what
+// it would have found a moment before. A missing key is resolved under
+// Broker.mu (see Broker.resolve), where the insertion is seen. When a table
+// is half full the writer builds a table of twice the size, fills it and
+// publishes it last; the old one is never written again.
+//
+// The other fields of a table never change once it is stored in
+// Broker.table: a change of wild or sealed publishes a new header sharing
+// the slots.
 type table struct {
 	slots []slot // open addressing, linear probing; len is a power of two
 	shift uint8  // 64 - log2(len(slots))
-	count int    // entries in slots
 	guard *guard // the broker's guard; never changes
 	// wild is set when some subscription has an interface source, so that a
 	// publication without an entry must be resolved against them before it is
 	// known to match nothing.
 	wild bool
+	// sealed is set by Shutdown once it has closed every subscription: the
+	// routes then only count what publications would have delivered.
+	sealed bool
 }
 
 type slot struct {
-	static, dynamic unsafe.Pointer
-	e               *entry
+	static, dynamic unsafe.Pointer // written once each, atomically: see table
+	e               atomic.Pointer[entry]
 }
 
 // nilDynamic is the dynamic key of a nil interface value.
@@ -46,47 +61,38 @@ func (t *table) find(static, dynamic unsafe.Pointer) *entry {
 	mask := uintptr(len(t.slots) - 1)
 	for i := hash(static, dynamic, t.shift); ; i = (i + 1) & mask {
 		s := &t.slots[i&mask]
-		if s.static == static && s.dynamic == dynamic {
-			return s.e
+		k := atomic.LoadPointer(&s.static) // the slot's last write (see table)
+		if k == static && atomic.LoadPointer(&s.dynamic) == dynamic {
+			return s.e.Load()
 		}
-		if s.e == nil {
+		if k == nil {
 			return nil
 		}
 	}
 }
 
-// with returns a copy of t, or a new table if t is nil, holding e as well.
-func (t *table) with(e *entry) *table {
-	n := &table{}
-	if t != nil {
-		*n = *t
-	}
+// newTable returns an empty table with room for n entries at half load.
+func newTable(n int, g *guard) *table {
 	size := 8
-	for size < 2*(n.count+1) {
+	for size < 2*n {
 		size *= 2
 	}
-	n.shift = uint8(64 - log2(size))
-	n.slots = make([]slot, size)
-	n.count = 0
-	if t != nil {
-		for _, s := range t.slots {
-			if s.e != nil {
-				n.insert(s.e)
-			}
-		}
-	}
-	n.insert(e)
-	return n
+	return &table{slots: make([]slot, size), shift: uint8(64 - log2(size)), guard: g}
 }
 
+// insert stores e in a free slot, in the order the readers rely on (see
+// table). The caller holds Broker.mu and has checked that e's key is
+// missing and that the table has room.
 func (t *table) insert(e *entry) {
 	mask := uintptr(len(t.slots) - 1)
 	i := hash(e.static, e.dynamic, t.shift)
-	for t.slots[i].e != nil {
+	for t.slots[i].static != nil { // only inserters write it, under Broker.mu
 		i = (i + 1) & mask
 	}
-	t.slots[i] = slot{e.static, e.dynamic, e}
-	t.count++
+	s := &t.slots[i]
+	s.e.Store(e)
+	atomic.StorePointer(&s.dynamic, e.dynamic)
+	atomic.StorePointer(&s.static, e.static) // publish the slot last
 }
 
 // An entry holds the route of one kind of publication: a static type, and for
