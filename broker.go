@@ -25,11 +25,19 @@ type Broker struct {
 	// all lists every entry of the table, in insertion order. Guarded by mu.
 	all []*entry
 	// wild lists the live subscriptions that have an interface source, in
-	// subscription order. Guarded by mu.
+	// subscription order, and after Shutdown those it closed. Guarded by mu.
 	wild []subscriber
 	// handlers holds the handlers whose worker has not ended. Guarded by mu.
 	handlers map[handlerRef]struct{}
-	closed   bool // set by Shutdown; guarded by mu
+	closed   bool   // set by Shutdown: nothing more is registered; guarded by mu
+	drain    *drain // set by the first Shutdown; guarded by mu
+	// final lists the subscriptions Shutdown closed, stopped handlers
+	// included, for Subscriptions. Set once, by Shutdown; guarded by mu.
+	final []subscriber
+
+	// running counts the goroutines of the broker: handlers' workers and
+	// Shutdown's drain (a seam for the tests).
+	running atomic.Int64
 }
 
 // Publish offers v to every subscription that matches it.
@@ -184,46 +192,43 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 	srcs := s.sources()
 	for _, src := range srcs {
 		s.wild = s.wild || isInterface(src.typ())
+		if r, ok := src.(interface{ redrives() bool }); ok && r.redrives() && h != nil && s.opt.redrive == nil {
+			s.opt.redrive = make(chan T, c.capacity)
+		}
 	}
 	var l *logCore
 	if c.start != nil {
-		// A replay holds the type's sequencing point from before the
-		// subscription is routed until its backlog is sent, so that no
-		// publication of the type interleaves: no gap, no duplicate.
 		if l = b.logCoreOf(keyOf[T]()); l == nil {
 			if b.isClosed() {
 				return nil, nil
 			}
 			panic("topic: Replay on " + reflect.TypeFor[T]().String() + ", which is not retained")
 		}
-		l.lock()
-		defer l.mu.Unlock()
 	}
-	if !b.register(s, srcs, &c, h) {
+	// A replay routes s for the entry of T only once it has caught up with
+	// the log: see replayer.
+	e, ok := b.register(s, srcs, &c, h, l != nil)
+	if !ok {
 		return nil, nil
 	}
 	if l != nil {
-		if t := b.table.Load(); t != nil {
-			// The backlog goes through the subscription's sources, whose
-			// functions run with the sequencing point held: note who holds
-			// it, so that they panic if they publish the type.
-			l.owner.Store(goid())
-			defer l.owner.Store(0)
-			e := t.find(keyOf[T](), nil)
-			// e.replay was set before e.log, which logCoreOf loaded.
-			e.replay.replayLocked(t.guard, e, s, *c.start)
-		}
+		// e.replay was set before e.log, which logCoreOf loaded.
+		e.replay.replay(b, e, s, *c.start)
 	}
 	return s.ch, s.cancel
 }
 
 // register routes s, with sources srcs, configured by c, and binds it to
-// the handler h, if any; false if the broker is shut down.
-func (b *Broker) register[T any](s *sub[T], srcs []source, c *config[T], h func(*sub[T], *config[T]) handlerRef) bool {
+// the handler h, if any; false if the broker is shut down. If replay is
+// set, it returns the entry of T and leaves s off its route.
+func (b *Broker) register[T any](s *sub[T], srcs []source, c *config[T], h func(*sub[T], *config[T]) handlerRef, replay bool) (held *entry, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return false
+		return nil, false
+	}
+	if replay {
+		held = b.entryLocked(keyOf[T]())
 	}
 	// Make sure every concrete source type has an entry; one created here
 	// is routed to the wildcard subscriptions already, not yet to s.
@@ -239,7 +244,7 @@ func (b *Broker) register[T any](s *sub[T], srcs []source, c *config[T], h func(
 		}
 	}
 	for _, e := range b.candidatesLocked(s) {
-		if src, boxed := decide(srcs, e); src != nil {
+		if src, boxed := decide(srcs, e); src != nil && e != held {
 			e.edit.addLocked(e, src, boxed)
 		}
 	}
@@ -259,7 +264,7 @@ func (b *Broker) register[T any](s *sub[T], srcs []source, c *config[T], h func(
 			s.opt.stop = context.AfterFunc(c.ctx, s.cancel)
 		}
 	}
-	return true
+	return held, true
 }
 
 // isClosed reports whether Shutdown was called.
@@ -269,9 +274,10 @@ func (b *Broker) isClosed() bool {
 	return b.closed
 }
 
-// logCoreOf returns the log of the retained type with key k, or nil.
+// logCoreOf returns the log of the retained type with key k, or nil; nil
+// after Shutdown.
 func (b *Broker) logCoreOf(k unsafe.Pointer) *logCore {
-	if t := b.table.Load(); t != nil {
+	if t := b.table.Load(); t != nil && !t.sealed {
 		if e := t.find(k, nil); e != nil {
 			return e.log.Load()
 		}
@@ -360,7 +366,7 @@ func (s *sub[T]) cancelLocked() {
 		}
 	}
 	b.table.Load().guard.wait()
-	close(s.ch)
+	s.closeLocked()
 }
 
 func deleteSubscriber(ss []subscriber, s subscriber) []subscriber {

@@ -9,3 +9,8 @@ func NewGuard() *Guard { return newGuard() }
 
 // EnterExit enters and leaves g, as one publication does.
 func (g *guard) EnterExit() { g.exit(g.enter()) }
+
+// Goroutines returns the number of goroutines the broker runs: its handlers'
+// workers and Shutdown's drain. A worker is counted until just before its
+// stop function or Shutdown may return.
+func (b *Broker) Goroutines() int64 { return b.running.Load() }

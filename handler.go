@@ -2,6 +2,7 @@ package topic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -32,9 +33,17 @@ const DefaultHandlerBuffer = 64
 // handler only when f returns nil; after an error, a panic or an attempt that
 // timed out (AttemptTimeout), f is called again with the same value after a
 // back-off, and the next value waits, so order is kept. A value that fails
-// all its attempts is published on the same broker as a DeadLetter[T]. An
-// at-least-once f may see a value more than once (its earlier attempt may
-// have done the work before failing), so it must tolerate duplicates.
+// all its attempts, or whose call returns an error wrapped by Permanent, is
+// published on the same broker as a DeadLetter[T]. An at-least-once f may
+// see a value more than once (its earlier attempt may have done the work
+// before failing), so it must tolerate duplicates.
+//
+// A handler whose From sources take dead letters (a source of a DeadLetter
+// type, or of an interface a dead letter may implement, such as DeadLettered
+// or any) re-drives them: what such a source delivers goes into a second
+// queue, of the same capacity and policy, so that the handler knows which
+// values came from a dead letter and never dead-letters them again (see
+// DeadLetter). The handler takes values from both queues, each in order.
 //
 // A panic in f is recovered and treated as an error, a *PanicError holding
 // the stack. f receives a context that is cancelled when the handler stops
@@ -59,13 +68,14 @@ func (b *Broker) Handle[T any](f func(context.Context, T) error, opts ...Option[
 	if f == nil {
 		panic("topic: Handle function is nil")
 	}
-	h := &handler[T]{b: b, f: f, done: make(chan struct{})}
+	h := &handler[T]{b: b, f: f, done: make(chan struct{}), probes: make(chan chan probeResult)}
 	ch, _ := b.subscribe(opts, h.bind)
 	if ch == nil {
 		close(h.done)
 		return func() {}
 	}
-	go h.run(ch)
+	b.running.Add(1)
+	go h.run()
 	return h.stop
 }
 
@@ -140,13 +150,15 @@ func DiscardOnStop[T any]() Option[T] {
 }
 
 // A DeadLetter is published, on the broker of the handler, for each value an
-// at-least-once handler failed to handle in all its attempts. Subscribe to
-// DeadLetter[T] for the dead letters of values of type T, or to DeadLettered
-// for all of them.
+// at-least-once handler failed to handle in all its attempts, or at once
+// when the call's error is Permanent. Subscribe to DeadLetter[T] for the dead
+// letters of values of type T, or to DeadLettered for all of them.
 //
-// A handler does not dead-letter a value that is itself a dead letter: that
-// value is lost, counted as Errored, so that failing handlers of dead letters
-// cannot feed each other forever.
+// A handler does not dead-letter a value that is itself a dead letter, nor
+// one that reached it through a From source from a dead letter (the usual
+// re-drive: a handler of T that also takes DeadLetter[T] back): that value is
+// lost, counted as Errored, so that failing handlers cannot feed their dead
+// letters back to themselves, or to each other, forever.
 type DeadLetter[T any] struct {
 	Value    T
 	Err      error  // the error of the last attempt
@@ -171,6 +183,33 @@ type Letter struct {
 	Err      error
 	Attempts int
 	Handler  string
+}
+
+// Permanent wraps err to tell an at-least-once handler that retrying its
+// value is pointless (a declined card, a malformed order): the value is
+// dead-lettered at once, without the attempts left, and the DeadLetter's Err
+// is the error returned, from which errors.Is and errors.As reach err. An
+// at-most-once handler counts it as Errored like any error. Permanent(nil)
+// is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// A PermanentError is an error that Permanent wrapped.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error wrapped.
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// isPermanent reports whether err, or an error it wraps, is a PermanentError.
+func isPermanent(err error) bool {
+	_, ok := errors.AsType[*PermanentError](err)
+	return ok
 }
 
 // A PanicError is what a handler's function returned, in effect, when it
@@ -213,6 +252,17 @@ type handler[T any] struct {
 	worker     atomic.Uint64
 	done       chan struct{} // closed when the worker ends
 	counts     handlerCounts
+	// probes carries the questions of Shutdown's drain, which the worker
+	// answers only while it waits for a value, holding none. Never changes.
+	probes chan chan probeResult
+}
+
+// A probeResult is a worker's answer to the drain: the values it has taken
+// from its queues so far, and those still queued.
+type probeResult struct {
+	taken  uint64
+	queued int
+	parked bool // not asked: its function is inside Shutdown
 }
 
 // handlerCounts are a handler's counts, written only by its worker. It
@@ -254,16 +304,20 @@ func (h *handler[T]) bind(s *sub[T], c *config[T]) handlerRef {
 	return h
 }
 
-func (h *handler[T]) run(ch <-chan T) {
+func (h *handler[T]) run() {
 	h.worker.Store(goid())
-	var w work[T]
+	w := work[T]{ch: h.s.ch}
+	if o := h.s.opt; o != nil {
+		w.rd = o.redrive
+	}
 	defer func() {
 		h.counts.store(&w.n, &w.published)
 		h.cancelCtx()
 		h.b.forgetHandler(h)
+		h.b.running.Add(-1) // before done: whoever waits for it sees the count
 		close(h.done)
 	}()
-	for h.drain(ch, &w) {
+	for h.drain(&w) {
 	}
 }
 
@@ -271,16 +325,18 @@ func (h *handler[T]) run(ch <-chan T) {
 // recovered once per drain rather than once per call, finds it.
 type work[T any] struct {
 	n, published localCounts // counts, and those last published
+	ch, rd       chan T      // the queue and the re-drive queue; nil once closed and empty
 	v            T           // the value being handled
+	redriven     bool        // v came from the re-drive queue
 	attempt      int         // v's attempt in progress or next; 0: none
 	inCall       bool        // f is running
 	cancel       context.CancelFunc
 }
 
-// drain handles values from ch until it is closed, and returns false; or
-// until f panics, and returns true after recording the failed attempt, to
-// be called again. A defer per call would cost more than f does.
-func (h *handler[T]) drain(ch <-chan T, w *work[T]) (again bool) {
+// drain handles values from the queues until they are closed, and returns
+// false; or until f panics, and returns true after recording the failed
+// attempt, to be called again. A defer per call would cost more than f does.
+func (h *handler[T]) drain(w *work[T]) (again bool) {
 	defer func() {
 		if !w.inCall {
 			return // not a panic of f's: let it go on
@@ -301,17 +357,7 @@ func (h *handler[T]) drain(ch <-chan T, w *work[T]) (again bool) {
 	if w.attempt > 0 {
 		h.handle(w) // a retry after a panic
 	}
-	for {
-		var ok bool
-		select {
-		case w.v, ok = <-ch:
-		default:
-			h.counts.store(&w.n, &w.published) // about to wait
-			w.v, ok = <-ch
-		}
-		if !ok {
-			return false
-		}
+	for h.next(w) {
 		w.n.accepted++
 		if h.discarding.Load() {
 			h.lose(w, Loss[T]{Cause: Discarded, Value: w.v})
@@ -323,6 +369,70 @@ func (h *handler[T]) drain(ch <-chan T, w *work[T]) (again bool) {
 			h.counts.store(&w.n, &w.published)
 		}
 	}
+	return false
+}
+
+// next takes the next value into w.v; false once the queues are closed and
+// empty. Before it waits it publishes the counts, and while it waits it
+// answers the drain's probes.
+func (h *handler[T]) next(w *work[T]) bool {
+	if w.rd != nil {
+		return h.nextOfTwo(w)
+	}
+	var ok bool
+	select {
+	case w.v, ok = <-w.ch:
+		return ok
+	default:
+	}
+	h.counts.store(&w.n, &w.published) // about to wait
+	for {
+		select {
+		case w.v, ok = <-w.ch:
+			return ok
+		case r := <-h.probes:
+			h.answer(w, r)
+		}
+	}
+}
+
+// nextOfTwo is next for a handler with a re-drive queue.
+func (h *handler[T]) nextOfTwo(w *work[T]) bool {
+	for w.ch != nil || w.rd != nil {
+		var ok bool
+		redriven := false
+		select {
+		case w.v, ok = <-w.ch:
+		case w.v, ok = <-w.rd:
+			redriven = true
+		default:
+			h.counts.store(&w.n, &w.published) // about to wait
+			select {
+			case w.v, ok = <-w.ch:
+			case w.v, ok = <-w.rd:
+				redriven = true
+			case r := <-h.probes:
+				h.answer(w, r)
+				continue
+			}
+		}
+		switch {
+		case ok:
+			w.redriven = redriven
+			return true
+		case redriven:
+			w.rd = nil // closed and empty: a nil channel is never ready
+		default:
+			w.ch = nil
+		}
+	}
+	return false
+}
+
+// answer tells the drain what the worker has taken and what is queued; it
+// is called while the worker holds no value.
+func (h *handler[T]) answer(w *work[T], r chan probeResult) {
+	r <- probeResult{taken: w.n.accepted, queued: len(w.ch) + len(w.rd)}
 }
 
 // handle calls f with w.v until it succeeds or failed says to stop.
@@ -373,8 +483,9 @@ func (h *handler[T]) failed(w *work[T], err error) bool {
 	case h.retry == nil:
 		h.lose(w, Loss[T]{Cause: Errored, Value: w.v, Err: err})
 		return false
-	case k >= h.retry.Attempts:
-		if _, dead := any(w.v).(DeadLettered); dead {
+	case k >= h.retry.Attempts || isPermanent(err):
+		if w.redriven || isDeadLetter(w.v) {
+			// Never dead-lettered again: see DeadLetter.
 			h.lose(w, Loss[T]{Cause: Errored, Value: w.v, Err: err})
 			return false
 		}
@@ -389,6 +500,12 @@ func (h *handler[T]) failed(w *work[T], err error) bool {
 	}
 	w.attempt = k + 1
 	return true
+}
+
+// isDeadLetter reports whether v is itself a dead letter.
+func isDeadLetter[T any](v T) bool {
+	_, dead := any(v).(DeadLettered)
+	return dead
 }
 
 // wait sleeps d, or less if the handler starts discarding; it reports
@@ -437,17 +554,10 @@ func (h *handler[T]) discardNow() {
 	h.cancelCtx()
 }
 
-func (h *handler[T]) beginStop() {
-	if h.stopping.CompareAndSwap(false, true) {
-		if h.discard {
-			h.discardNow()
-		}
-		h.s.cancelLocked()
-	}
-}
-
-func (h *handler[T]) ended() <-chan struct{} { return h.done }
-func (h *handler[T]) workerID() uint64       { return h.worker.Load() }
+func (h *handler[T]) ended() <-chan struct{}         { return h.done }
+func (h *handler[T]) workerID() uint64               { return h.worker.Load() }
+func (h *handler[T]) probe() chan<- chan probeResult { return h.probes }
+func (h *handler[T]) subscription() subscriber       { return h.s }
 
 func (h *handler[T]) stats() *HandlerStats {
 	return &HandlerStats{
@@ -465,10 +575,11 @@ func (h *handler[T]) lost() (errored, discarded uint64) {
 
 // A handlerRef is a handler of any type, as the broker keeps it.
 type handlerRef interface {
-	beginStop() // with Broker.mu held
 	discardNow()
 	ended() <-chan struct{}
 	workerID() uint64
+	probe() chan<- chan probeResult
+	subscription() subscriber
 	stats() *HandlerStats
 	lost() (errored, discarded uint64)
 }
@@ -478,51 +589,6 @@ func (b *Broker) forgetHandler(h handlerRef) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.handlers, h)
-}
-
-// Shutdown closes the broker, for a program's shutdown path. It stops every
-// handler as its stop function would, without waiting, and cancels every
-// channel subscription, so that range loops over them end. Then it waits for
-// the handlers to finish what they had queued, or for ctx to end, whichever
-// comes first. If ctx ends first, the handlers discard what remains, counted,
-// their functions' contexts are cancelled, and Shutdown returns ctx's error
-// without waiting further: a function that ignores its context may still be
-// running. Called by a handler's function, Shutdown does not wait for that
-// handler.
-//
-// After Shutdown, Publish delivers nothing and returns at once, Subscribe
-// returns a closed channel and a cancellation that does nothing, and Handle
-// returns a stop that does nothing. Shutdown is idempotent: a later call
-// waits like the first.
-func (b *Broker) Shutdown(ctx context.Context) error {
-	b.mu.Lock()
-	b.closed = true
-	var hs []handlerRef
-	for h := range b.handlers {
-		hs = append(hs, h)
-		h.beginStop()
-	}
-	for _, s := range b.liveLocked() {
-		s.cancelLocked()
-	}
-	b.table.Store(nil)
-	b.mu.Unlock()
-
-	self := goid()
-	for _, h := range hs {
-		if h.workerID() == self {
-			continue
-		}
-		select {
-		case <-h.ended():
-		case <-ctx.Done():
-			for _, h := range hs {
-				h.discardNow()
-			}
-			return ctx.Err()
-		}
-	}
-	return nil
 }
 
 // goid returns the id of the calling goroutine, read from the first line

@@ -28,13 +28,10 @@ const (
 	// Closed: the value was published after Broker.Shutdown had closed the
 	// subscription, so it could not be delivered.
 	Closed
-	// Skipped: the broker no longer kept the value when the subscription
-	// came to read it from a retained type's log: retention had trimmed it.
-	Skipped
 )
 
 // causeNames are the names of the causes, from Full on.
-var causeNames = [...]string{"full", "evicted", "failed", "errored", "discarded", "closed", "skipped"}
+var causeNames = [...]string{"full", "evicted", "failed", "errored", "discarded", "closed"}
 
 func (c Cause) String() string {
 	if c >= Full && int(c) <= len(causeNames) {
@@ -99,7 +96,9 @@ type Loss[T any] struct {
 	// Evicted. For Failed it is the zero value: nothing of type T was made.
 	Value T
 	// Source is, for Failed, the published value given to the From
-	// function, and Panic what the function panicked with.
+	// function, and Panic what the function panicked with. For Closed it is
+	// the value a From function would have been given (it is not called),
+	// and Value the zero value.
 	Source any
 	Panic  any
 	// Err is, for Errored and Discarded, the error of the handler's last
@@ -115,12 +114,11 @@ type Lost struct {
 	Errored   uint64 `json:"errored"`   // handlers only
 	Discarded uint64 `json:"discarded"` // handlers only
 	Closed    uint64 `json:"closed"`
-	Skipped   uint64 `json:"skipped"`
 }
 
 // Total is the number of values lost, whatever the cause.
 func (l Lost) Total() uint64 {
-	return l.Full + l.Evicted + l.Failed + l.Errored + l.Discarded + l.Closed + l.Skipped
+	return l.Full + l.Evicted + l.Failed + l.Errored + l.Discarded + l.Closed
 }
 
 // Of returns the count of cause c.
@@ -138,8 +136,6 @@ func (l Lost) Of(c Cause) uint64 {
 		return l.Discarded
 	case Closed:
 		return l.Closed
-	case Skipped:
-		return l.Skipped
 	}
 	return 0
 }
@@ -157,9 +153,9 @@ type lossCounter struct {
 }
 
 // The causes a lossCounter counts, by slot.
-const lossSlots = 5
+const lossSlots = 4
 
-var lossSlot = [...]uint8{Full: 0, Evicted: 1, Failed: 2, Closed: 3, Skipped: 4}
+var lossSlot = [...]uint8{Full: 0, Evicted: 1, Failed: 2, Closed: 3}
 
 type lossStripe struct {
 	n [lossSlots]atomic.Uint64
@@ -175,29 +171,18 @@ func (c *lossCounter) add(k Cause) {
 			return
 		}
 	}
-	c.addStriped(k, 1)
-}
-
-// addN counts n losses of cause k, as add does.
-func (c *lossCounter) addN(k Cause, n uint64) {
-	if c.stripes.Load() == nil {
-		x := &c.base[lossSlot[k]]
-		if old := x.Load(); x.CompareAndSwap(old, old+n) {
-			return
-		}
-	}
-	c.addStriped(k, n)
+	c.addStriped(k)
 }
 
 // addStriped counts on the stripes, spreading the counts over them from
 // now on if it is the first to find a contention.
-func (c *lossCounter) addStriped(k Cause, n uint64) {
+func (c *lossCounter) addStriped(k Cause) {
 	s := c.stripes.Load()
 	if s == nil {
 		c.stripes.CompareAndSwap(nil, new([guardStripes]lossStripe))
 		s = c.stripes.Load()
 	}
-	s[stripe()%guardStripes].n[lossSlot[k]].Add(n)
+	s[stripe()%guardStripes].n[lossSlot[k]].Add(1)
 }
 
 // load returns the counts. Counts added concurrently may or may not be in
@@ -214,5 +199,5 @@ func (c *lossCounter) load() Lost {
 			}
 		}
 	}
-	return Lost{Full: n[0], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}
+	return Lost{Full: n[0], Evicted: n[1], Failed: n[2], Closed: n[3]}
 }

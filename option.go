@@ -117,15 +117,48 @@ func From[Pub, Sub any](f func(Sub) (Pub, bool)) Option[Pub] {
 		if f == nil {
 			panic("topic: From function is nil")
 		}
-		c.srcs = append(c.srcs, &from[Pub, Sub]{f: f, to: c.sub})
+		c.srcs = append(c.srcs, &from[Pub, Sub]{f: f, to: c.sub, dead: deadLettersOf(reflect.TypeFor[Sub]())})
 	}}
 }
 
 // from is a From source: publications of type Sub, converted by f, for the
 // subscription to. Never changes.
 type from[Pub, Sub any] struct {
-	f  func(Sub) (Pub, bool)
-	to *sub[Pub]
+	f    func(Sub) (Pub, bool)
+	to   *sub[Pub]
+	dead deadLetters // whether its values are dead letters
+}
+
+// deadLetters says whether the values of a source type are dead letters.
+type deadLetters uint8
+
+const (
+	deadNever  deadLetters = iota
+	deadAlways             // a DeadLetter type
+	deadMaybe              // an interface a DeadLetter type implements: it depends on the value
+)
+
+var deadLetterType = reflect.TypeFor[DeadLetter[struct{}]]() // every DeadLetter[T] has its methods
+
+func deadLettersOf(t reflect.Type) deadLetters {
+	switch {
+	case !isInterface(t) && t.Implements(reflect.TypeFor[DeadLettered]()):
+		return deadAlways
+	case isInterface(t) && deadLetterType.Implements(t):
+		return deadMaybe
+	}
+	return deadNever
+}
+
+// isDead reports whether v, given to the source, is a dead letter.
+func (s *from[Pub, Sub]) isDead(v Sub) bool {
+	switch s.dead {
+	case deadAlways:
+		return true
+	case deadMaybe:
+		return isDeadLetter(v) // v is an interface: no allocation
+	}
+	return false
 }
 
 func (s *from[Pub, Sub]) key() unsafe.Pointer { return keyOf[Sub]() }
@@ -142,10 +175,15 @@ func (s *from[Pub, Sub]) deliver(g *guard, v Sub) {
 		// counted or reported for the subscription.
 	case failed:
 		s.to.lose(Loss[Pub]{Cause: Failed, Source: v, Panic: p}, nil)
-	case ok:
+	case !ok:
+	case s.dead != deadNever && s.to.opt.redrive != nil && s.isDead(v):
+		s.to.offerTo(g, s.to.opt.redrive, out, nil) // a handler's re-drive
+	default:
 		s.to.offer(g, out, nil)
 	}
 }
+
+func (s *from[Pub, Sub]) redrives() bool { return s.dead != deadNever }
 
 // call runs f, recovering its panic.
 func (s *from[Pub, Sub]) call(v Sub) (out Pub, ok, failed bool, p any) {

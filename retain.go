@@ -3,7 +3,6 @@ package topic
 import (
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -104,26 +103,11 @@ func (b *Broker) Retain[T any](r Retention) {
 // logCore is the part of a retained type's log that does not depend on the
 // type: the sequencing point and the bound.
 type logCore struct {
+	// mu is the sequencing point. It is never held while a function of the
+	// user's runs, and nothing else is locked under it but Broker.mu.
 	mu    sync.Mutex
 	limit Retention // never changes
-	// owner is the goroutine holding mu while a replay runs functions of
-	// the user's (From and OnLoss functions of the new subscription), else
-	// 0: a publication of the same type they made would deadlock.
-	owner atomic.Uint64
-	impl  any // the *logOf[T]; never changes
-}
-
-// lock takes the sequencing point, panicking rather than deadlocking when
-// the goroutine holding it for a replay publishes the same type again from
-// a From or OnLoss function.
-func (c *logCore) lock() {
-	if c.mu.TryLock() {
-		return
-	}
-	if o := c.owner.Load(); o != 0 && o == goid() {
-		panic("topic: a From or OnLoss function run by the replay of a retained type used that type's log (Publish, Append, Read, Replay)")
-	}
-	c.mu.Lock()
+	impl  any       // the *logOf[T]; never changes
 }
 
 // logOf is the log of a retained type T: a ring of the latest values.
@@ -204,7 +188,7 @@ func (l *logOf[T]) recordLocked(o uint64) Record[T] {
 func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
 	var lost lossBuffer[T]
 	var rlost lossBuffer[Record[T]]
-	l.lock()
+	l.mu.Lock()
 	off, now := l.appendLocked(v)
 	rec := Record[T]{Offset: off, Time: now, Value: v}
 	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].
@@ -264,10 +248,10 @@ func sendLive[T any](g *guard, r *route[T], v T, x any, boxed bool) {
 }
 
 // A replayer pushes a retained type's backlog into a new subscription of
-// the entry's type, with the log's sequencing point held (and not
-// Broker.mu).
+// the entry's type, then routes it for the entry, without holding the log's
+// sequencing point while a function of the user's runs.
 type replayer interface {
-	replayLocked(g *guard, e *entry, s subscriber, from Start)
+	replay(b *Broker, e *entry, s subscriber, from Start)
 }
 
 // A logReplay replays the log of T to a new subscription of the entry's
@@ -277,17 +261,54 @@ type logReplay[T, V any] struct {
 	get func(l *logOf[T], o uint64) V
 }
 
-// replayLocked delivers each value as a publication routed by e would,
-// through the source of s that decides for e (see decide), found once.
-func (r logReplay[T, V]) replayLocked(g *guard, e *entry, s subscriber, from Start) {
+// replay delivers each value kept from from on to s, as a publication routed
+// by e would, through the source of s that decides for e (see decide), and
+// routes s for e, with the sequencing point held: every publication of e's
+// type before that point is in the backlog, and every one after it is sent
+// to s by its publisher. So s receives each value once.
+//
+// If the source is s itself, the backlog is sent with the sequencing point
+// held, as its publishers would, and the losses are reported to its OnLoss
+// function after letting go of it: s receives in offset order, the backlog
+// before the live values. If it is a From source, the backlog is copied out
+// of the log, and the function called after letting go of it, so that it may
+// use any log: the live values may then reach it before the end of the
+// backlog, as concurrent publications reach a From source in any order.
+func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 	src, boxed := decide(s.sources(), e)
 	if src == nil {
+		return // unreachable: s is of type V, which matches e
+	}
+	g := b.table.Load().guard // not nil: e is in it
+	l := r.l
+	route := func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if !s.isDead() { // not cancelled, nor closed by Shutdown, meanwhile
+			e.edit.addLocked(e, src, boxed)
+		}
+	}
+	l.mu.Lock()
+	o := l.startLocked(from)
+	if own, ok := src.(*sub[V]); ok {
+		var lost lossBuffer[V]
+		for ; o < l.next; o++ {
+			own.offer(g, r.get(l, o), &lost)
+		}
+		route()
+		l.mu.Unlock()
+		lost.report()
 		return
 	}
-	for o := r.l.startLocked(from); o < r.l.next; o++ {
-		v := r.get(r.l, o)
+	backlog := make([]V, 0, l.next-o)
+	for ; o < l.next; o++ {
+		backlog = append(backlog, r.get(l, o))
+	}
+	route()
+	l.mu.Unlock()
+	for _, v := range backlog {
 		if boxed {
-			src.(boxedSource).deliverBoxed(g, any(v)) // slow: a From source
+			src.(boxedSource).deliverBoxed(g, any(v))
 		} else {
 			src.(typedSource[V]).deliver(g, v)
 		}
@@ -353,9 +374,19 @@ func Earliest() Start { return Start{kind: startEarliest} }
 // filter filters it) and into its channel before Subscribe returns, so a
 // channel smaller than the backlog loses values under its Overflow policy,
 // counted and reported: give it a Buffer large enough for the replay it
-// asks for. Publications of T wait while the replay runs, so its From and
-// OnLoss functions must not publish T (that panics) nor another retained
-// type. Given more than once, the last one wins.
+// asks for. Given more than once, the last one wins.
+//
+// The replay runs no function of the user's while it holds T's sequencing
+// point, so its From and OnLoss functions may make any call on the broker,
+// T and other retained types included (Publish, Append, Read, Subscribe
+// with Replay). Without a From source for T, the backlog is sent as a
+// publisher sends, with the sequencing point held, so that publications of
+// T wait for it and arrive after it; the losses are reported to OnLoss after
+// letting go of it. With a From source for T, the backlog is copied out and
+// given to the function after letting go of it: a concurrent publication,
+// or one the function makes, may then reach the subscription before the end
+// of the backlog, as concurrent publications reach a From source in any
+// order.
 //
 // Subscribe panics if the subscription's type is not retained (see
 // Broker.Retain); declare retention first. A handler (Broker.Handle) replays
@@ -377,7 +408,7 @@ func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint6
 		}
 		panic("topic: Read of " + reflect.TypeFor[T]().String() + ", which is not retained")
 	}
-	l.lock()
+	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.trimLocked(time.Now())
 	if from < l.head {
@@ -401,7 +432,8 @@ func (b *Broker) Append[T any](v T) (offset uint64, ok bool) {
 		return 0, false
 	}
 	t := b.table.Load()
-	if t == nil {
+	if t == nil || t.sealed {
+		b.Publish(v)    // counted as Closed
 		return 0, false // shut down since
 	}
 	return l.publish(t.guard, t.find(keyOf[T](), nil), v), true
@@ -410,7 +442,7 @@ func (b *Broker) Append[T any](v T) (offset uint64, ok bool) {
 // logOf returns the log of T, or nil if T is not retained.
 func (b *Broker) logOf[T any]() *logOf[T] {
 	t := b.table.Load()
-	if t == nil {
+	if t == nil || t.sealed {
 		return nil
 	}
 	e := t.find(keyOf[T](), nil)

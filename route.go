@@ -2,6 +2,7 @@ package topic
 
 import (
 	"reflect"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 )
@@ -126,6 +127,9 @@ type editor interface {
 	removeLocked(e *entry, s subscriber)
 	// eachLocked calls f with every subscription routed by e.
 	eachLocked(e *entry, f func(subscriber))
+	// sealLocked replaces every source of e's route by a closedSink, and
+	// drops the log: see drain.seal.
+	sealLocked(e *entry)
 }
 
 // A route lists where a publication of static type T goes. It is immutable
@@ -206,6 +210,14 @@ func (ed editorOf[T]) addLocked(e *entry, src source, boxed bool) {
 		r = *old
 	}
 	switch s, own := src.(*sub[T]); {
+	case src.owner().isDead():
+		// Closed by Shutdown: routed as a sink (a cancelled subscription
+		// is never routed again).
+		if boxed {
+			r.boxedSlow = append(r.boxedSlow, newClosedSink[T](src))
+		} else {
+			r.typed = append(r.typed, newClosedSink[T](src))
+		}
 	case boxed && src.slow():
 		r.boxedSlow = append(r.boxedSlow, src.(boxedSource))
 	case boxed:
@@ -234,6 +246,23 @@ func (ed editorOf[T]) removeLocked(e *entry, s subscriber) {
 	if len(r.direct) == len(old.direct) && len(r.typed) == len(old.typed) &&
 		len(r.boxed) == len(old.boxed) && len(r.boxedSlow) == len(old.boxedSlow) {
 		return // s was not routed here
+	}
+	ed.store(e, &r)
+}
+
+func (ed editorOf[T]) sealLocked(e *entry) {
+	old := ed.load(e)
+	var r route[T]
+	if old != nil {
+		for _, o := range old.direct {
+			r.typed = append(r.typed, newClosedSink[T](o.sub))
+		}
+		for _, t := range old.typed {
+			r.typed = append(r.typed, newClosedSink[T](t))
+		}
+		for _, t := range slices.Concat(old.boxed, old.boxedSlow) {
+			r.boxedSlow = append(r.boxedSlow, newClosedSink[T](t))
+		}
 	}
 	ed.store(e, &r)
 }

@@ -43,7 +43,8 @@ func (st SubscriptionStats) MarshalJSON() ([]byte, error) {
 }
 
 // Subscriptions returns a snapshot of every live subscription, ordered by
-// type (as printed), then name.
+// type (as printed), then name. After Shutdown it returns the final counts
+// of every subscription and handler Shutdown closed or waited for.
 //
 // It takes the broker's lock, so subscribing and cancelling wait for it; it
 // never delays a publication. It costs time in proportion to the types the
@@ -58,7 +59,10 @@ func (b *Broker) Subscriptions() []SubscriptionStats {
 		typ string
 		st  SubscriptionStats
 	}
-	live := b.liveLocked()
+	live := b.final // after Shutdown
+	if live == nil {
+		live = b.liveLocked()
+	}
 	items := make([]item, len(live))
 	for i, s := range live {
 		st := s.stats()

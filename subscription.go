@@ -12,6 +12,17 @@ type subscriber interface {
 	isWild() bool      // some source is an interface type
 	stats() SubscriptionStats
 	cancelLocked()
+	isDead() bool // cancelled, or closed by Shutdown
+	// sealLocked marks the subscription closed by Shutdown, and closeLocked
+	// closes its channels once no publisher can send to them.
+	sealLocked()
+	closeLocked()
+	// countClosed counts a publication that reached the subscription after
+	// Shutdown closed it, and reports whether it has an OnLoss function;
+	// reportClosed reports it there, v being the value its source would
+	// have taken, own whether that source is its own type.
+	countClosed() bool
+	reportClosed(v any, own bool)
 }
 
 // sub is a channel subscription of type T.
@@ -38,6 +49,9 @@ type subOptions[T any] struct {
 	// handler is the handler draining the channel, or nil. Set with
 	// Broker.mu held, before the subscription is registered.
 	handler handlerRef
+	// redrive is the handler's queue of what its From sources of dead
+	// letters deliver, or nil: see Broker.Handle. Closed with ch.
+	redrive chan T
 }
 
 // name returns the subscription's Name.
@@ -63,6 +77,38 @@ func (s *sub[T]) sources() []source {
 }
 
 func (s *sub[T]) isWild() bool { return s.wild }
+func (s *sub[T]) isDead() bool { return s.dead.Load() }
+
+func (s *sub[T]) sealLocked() {
+	if s.dead.Swap(true) {
+		return
+	}
+	if s.opt != nil && s.opt.stop != nil {
+		s.opt.stop() // release the context's reference to s
+	}
+}
+
+func (s *sub[T]) closeLocked() {
+	close(s.ch)
+	if s.opt != nil && s.opt.redrive != nil {
+		close(s.opt.redrive)
+	}
+}
+
+func (s *sub[T]) countClosed() bool {
+	s.lost.add(Closed)
+	return s.opt != nil && s.opt.onLoss != nil
+}
+
+func (s *sub[T]) reportClosed(v any, own bool) {
+	l := Loss[T]{Cause: Closed}
+	if x, ok := v.(T); ok && own {
+		l.Value = x
+	} else {
+		l.Source = v // the value a From function would have been given
+	}
+	callOnLoss(s.opt.onLoss, l)
+}
 
 // A subscription is its own last source.
 
@@ -104,6 +150,11 @@ const maxEvictions = 4
 // losses to OnLoss once outside the guard, or, if later is not nil, keeps
 // them there for the caller to report.
 func (s *sub[T]) offer(g *guard, v T, later *lossBuffer[T]) {
+	s.offerTo(g, s.ch, v, later)
+}
+
+// offerTo is offer into ch, the subscription's channel or its re-drive queue.
+func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 	for attempt := 0; ; attempt++ {
 		c := g.enter()
 		if s.dead.Load() {
@@ -111,12 +162,12 @@ func (s *sub[T]) offer(g *guard, v T, later *lossBuffer[T]) {
 			return
 		}
 		select {
-		case s.ch <- v:
+		case ch <- v:
 			g.exit(c)
 			return
 		default:
 		}
-		if s.policy != DropOldest || cap(s.ch) == 0 || attempt == maxEvictions {
+		if s.policy != DropOldest || cap(ch) == 0 || attempt == maxEvictions {
 			g.exit(c)
 			s.lose(Loss[T]{Cause: Full, Value: v}, later)
 			return
@@ -127,7 +178,7 @@ func (s *sub[T]) offer(g *guard, v T, later *lossBuffer[T]) {
 		var old T
 		evicted := false
 		select {
-		case old = <-s.ch:
+		case old = <-ch:
 			evicted = true
 		default:
 		}
@@ -201,6 +252,10 @@ func (s *sub[T]) stats() SubscriptionStats {
 		Lost:     s.lost.load(),
 	}
 	if s.opt != nil {
+		if rd := s.opt.redrive; rd != nil {
+			st.Capacity += cap(rd)
+			st.Queued += len(rd)
+		}
 		st.Name = s.opt.name
 		if h := s.opt.handler; h != nil {
 			st.Handler = h.stats()

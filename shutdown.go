@@ -1,0 +1,335 @@
+package topic
+
+import (
+	"context"
+	"maps"
+	"sync"
+)
+
+// Shutdown closes the broker, for a program's shutdown path, draining it
+// first: it returns once every handler has handled what it had queued, and
+// what the handlers published meanwhile has been handled in turn, or once ctx
+// ends.
+//
+// From its first call, the broker registers nothing more: Subscribe returns
+// a closed channel, Handle a stop that does nothing, Retain does nothing.
+// Everything registered carries on: handlers handle what they have queued,
+// and what they publish (results, dead letters) reaches the handlers and
+// channel subscriptions it matches, handlers that had emptied their queue
+// included, so that a pipeline of handlers drains end to end in any order of
+// registration. A publication from outside the handlers is delivered alike
+// during the drain, and may prolong it: stop a program's own publishers
+// first. Once no handler holds or has queued a value (so none can publish
+// any more), Shutdown closes every subscription, channel subscriptions and
+// handlers' queues, so that range loops over them end; the values already
+// accepted remain receivable. Shutdown then waits for the handlers'
+// goroutines to end, and returns nil.
+//
+// If ctx ends first, the handlers discard what remains, counted as
+// Discarded, their functions' contexts are cancelled, the subscriptions are
+// closed at once, and Shutdown returns ctx's error without waiting further: a
+// function that ignores its context may still be running. A handler is part
+// of the drain while it has a value in hand, so a function that never
+// returns holds the drain until ctx ends.
+//
+// Nothing published after the subscriptions are closed is lost silently: a
+// publication that would have reached a subscription closed by Shutdown is
+// counted there as Closed and reported to its OnLoss function (a value
+// published by a function that ignored its context, by an outside publisher
+// racing the end of the drain, or after Shutdown returned). Shutdown does not
+// count publications that no subscription matches. After Shutdown,
+// Subscriptions returns the final counts of the subscriptions Shutdown
+// closed, and of the handlers it waited for, stopped ones included; Read
+// returns nothing and Append reports false.
+//
+// Shutdown may be called from a handler's function, and by any number of
+// goroutines at once. Called from a handler's function (or from a From or
+// OnLoss function that the handler's goroutine runs), it cannot wait for that
+// handler: it returns once every other handler is idle, other callers from
+// inside handlers aside, or once ctx ends; that handler then goes on, and the
+// drain ends after it. Shutdown is idempotent: a later call waits like the
+// first, and every call returns the outcome of the one drain: nil, or the
+// error of the context that cut it short.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	d, self := b.beginDrain()
+	if self != nil {
+		return d.waitInside(ctx, self)
+	}
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+		d.cutShort(ctx.Err())
+		<-d.done // sealing waits for no handler
+		return ctx.Err()
+	}
+	for _, h := range d.handlers {
+		select {
+		case <-h.ended():
+		case <-ctx.Done():
+			d.cutShort(ctx.Err())
+			return ctx.Err()
+		}
+	}
+	return d.err
+}
+
+// A drain is the work of Shutdown: it waits until the broker's handlers are
+// quiescent, then seals the broker.
+//
+// Quiescence is decided by probing: a worker answers a probe only while it
+// waits for a value, holding none, with the count of values it has taken
+// from its queues and of those queued. The drain probes every worker in
+// turn, twice over. If every worker answered both rounds with the same count
+// taken and nothing queued, then each took nothing between its two answers,
+// so it held no value and published nothing from its first answer to its
+// second. All the first answers precede all the second ones, so at the
+// moment between the rounds no handler held a value; any value a handler had
+// sent before it went idle is either counted as taken by its receiver or
+// seen queued by the second round. So no handler can publish again unless a
+// publication from outside reaches one. A handler whose worker has ended
+// counts what it took in all, and never publishes again.
+type drain struct {
+	b        *Broker
+	handlers []handlerRef  // every handler not ended when the drain began; never changes
+	done     chan struct{} // closed once the broker is sealed
+	err      error         // the drain's outcome; written before done is closed
+	cut      chan struct{} // closed when a caller's context ended
+	cutOnce  sync.Once
+	cutErr   error // written before cut is closed
+
+	mu sync.Mutex
+	// parked holds the handlers whose function is inside Shutdown, with the
+	// channel that releases the call. Guarded by mu.
+	parked map[handlerRef]chan struct{}
+	// changed is closed, and replaced, whenever parked changes. Guarded by
+	// mu.
+	changed chan struct{}
+}
+
+// beginDrain marks the broker closed and starts its drain if it is the
+// first call; it returns the drain and the handler whose function calls, if
+// any.
+func (b *Broker) beginDrain() (*drain, handlerRef) {
+	id := goid()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	if b.drain == nil {
+		d := &drain{
+			b:       b,
+			done:    make(chan struct{}),
+			cut:     make(chan struct{}),
+			parked:  make(map[handlerRef]chan struct{}),
+			changed: make(chan struct{}),
+		}
+		for h := range b.handlers {
+			d.handlers = append(d.handlers, h)
+		}
+		b.drain = d
+		b.running.Add(1)
+		go d.run()
+	}
+	for _, h := range b.drain.handlers {
+		if h.workerID() == id {
+			return b.drain, h
+		}
+	}
+	return b.drain, nil
+}
+
+func (d *drain) run() { d.seal(d.quiesce()) }
+
+// quiesce returns nil once every handler is quiescent and none is inside
+// Shutdown, or the error of the context that cut the drain short.
+func (d *drain) quiesce() error {
+	for {
+		d.mu.Lock()
+		parked, changed := maps.Clone(d.parked), d.changed
+		d.mu.Unlock()
+		quiet, err := d.quiet(parked, changed)
+		switch {
+		case err != nil:
+			return err
+		case !quiet:
+			continue // parked changed: ask again
+		case len(parked) == 0:
+			return nil
+		}
+		// The rest is quiescent: the calls from inside handlers return, and
+		// those handlers go on.
+		d.mu.Lock()
+		for h, release := range parked {
+			if d.parked[h] == release {
+				delete(d.parked, h)
+				close(release)
+			}
+		}
+		d.mu.Unlock()
+	}
+}
+
+// quiet probes the handlers not parked until two rounds in a row find them
+// quiescent, and reports true; false if parked changed meanwhile.
+func (d *drain) quiet(parked map[handlerRef]chan struct{}, changed <-chan struct{}) (bool, error) {
+	var prev []probeResult
+	reply := make(chan probeResult, 1)
+	for {
+		cur := make([]probeResult, len(d.handlers))
+		idle := true
+		for i, h := range d.handlers {
+			if _, ok := parked[h]; ok {
+				cur[i].parked = true
+				continue
+			}
+			select {
+			case h.probe() <- reply:
+				cur[i] = <-reply
+			case <-h.ended():
+				cur[i].taken = h.stats().Accepted // published before it ended
+			case <-changed:
+				return false, nil
+			case <-d.cut:
+				return false, d.cutErr
+			}
+			idle = idle && cur[i].queued == 0
+		}
+		if idle && prev != nil && slicesEqual(prev, cur) {
+			return true, nil
+		}
+		prev = cur
+	}
+}
+
+func slicesEqual(x, y []probeResult) bool {
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// waitInside is Shutdown called from the function of handler h.
+func (d *drain) waitInside(ctx context.Context, h handlerRef) error {
+	release := make(chan struct{})
+	d.setParked(h, release)
+	defer d.setParked(h, nil)
+	select {
+	case <-release:
+		return nil
+	case <-d.done:
+		return d.err
+	case <-ctx.Done():
+		d.cutShort(ctx.Err())
+		return ctx.Err()
+	}
+}
+
+// setParked records that the function of h is inside Shutdown, until the
+// call with release returns (release nil).
+func (d *drain) setParked(h handlerRef, release chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if release == nil {
+		if _, ok := d.parked[h]; !ok {
+			return // released already
+		}
+		delete(d.parked, h)
+	} else {
+		d.parked[h] = release
+	}
+	close(d.changed)
+	d.changed = make(chan struct{})
+}
+
+// cutShort ends the drain because a caller's context ended with err: the
+// handlers discard what remains, and the broker is sealed at once.
+func (d *drain) cutShort(err error) {
+	d.cutOnce.Do(func() {
+		for _, h := range d.handlers {
+			h.discardNow()
+		}
+		d.cutErr = err
+		close(d.cut)
+	})
+}
+
+// seal closes every subscription of the broker. The routes keep them, as
+// sinks that count what reaches them as Closed (see closedSink), so that a
+// publication after the seal loses nothing silently. err is the drain's
+// outcome.
+func (d *drain) seal(err error) {
+	b := d.b
+	b.mu.Lock()
+	live := b.liveLocked()
+	final := live
+	seen := make(map[subscriber]bool, len(live))
+	for _, s := range live {
+		seen[s] = true
+	}
+	for _, h := range d.handlers {
+		if s := h.subscription(); !seen[s] {
+			final = append(final, s) // stopped, still handling its queue
+		}
+	}
+	for _, s := range live {
+		s.sealLocked()
+	}
+	for _, e := range b.all {
+		if !e.iface {
+			e.edit.sealLocked(e)
+		}
+	}
+	if t := b.table.Load(); t != nil {
+		n := *t // a new header for the same table
+		n.sealed = true
+		b.table.Store(&n)
+		// No publisher that loaded a route listing them still sends.
+		n.guard.wait()
+	}
+	for _, s := range live {
+		s.closeLocked()
+	}
+	if final == nil {
+		final = []subscriber{} // not nil: Subscriptions tells sealed from live by it
+	}
+	b.final = final
+	b.mu.Unlock()
+	if err != nil {
+		d.cutShort(err)
+	}
+	d.err = err
+	b.running.Add(-1) // the drain's goroutine ends: before done, for the count
+	close(d.done)
+}
+
+// A closedSink stands in a route for a source of a subscription Shutdown
+// closed: it counts what reaches it as Closed and reports it to the
+// subscription's OnLoss function. It is slow, so it is called outside the
+// guard. Never changes.
+type closedSink[T any] struct {
+	source
+	own bool // the source is the subscription's own type
+}
+
+func newClosedSink[T any](src source) closedSink[T] {
+	return closedSink[T]{src, any(src) == any(src.owner())}
+}
+
+func (s closedSink[T]) slow() bool { return true }
+
+func (s closedSink[T]) deliver(g *guard, v T) {
+	if o, ok := s.owner().(*sub[T]); ok && s.own {
+		o.lose(Loss[T]{Cause: Closed, Value: v}, nil) // no boxing
+		return
+	}
+	if s.owner().countClosed() {
+		s.owner().reportClosed(any(v), false)
+	}
+}
+
+func (s closedSink[T]) deliverBoxed(g *guard, x any) {
+	if s.owner().countClosed() {
+		s.owner().reportClosed(x, s.own)
+	}
+}
