@@ -62,12 +62,13 @@
 // Nothing is lost silently. Each subscription counts the values it lost, by
 // Cause: Full (its buffer had no room), Evicted (its Overflow policy is
 // DropOldest, which makes room by removing the oldest queued value, keeping
-// the order of the rest), and Failed (a From function panicked on the value,
-// which is then lost for that subscription alone). A value a From function
-// rejects by returning false is filtered by design, not lost. So, once
-// publishers have stopped, the values published that a subscription matched
-// equal the values it received, plus those its From functions rejected, plus
-// its lost counts. Counting costs one atomic addition per value lost and
+// the order of the rest), Failed (a From function panicked on the value,
+// which is then lost for that subscription alone), and Closed (the value was
+// published after Broker.Shutdown had closed the subscription). A value a
+// From function rejects by returning false is filtered by design, not lost.
+// So, once publishers have stopped, the values published that a
+// subscription matched equal the values it received, plus those its From
+// functions rejected, plus its lost counts. Counting costs one atomic addition per value lost and
 // nothing per value delivered. Broker.Subscriptions reports the counts, and
 // OnLoss hands each lost value to a function of the subscriber's.
 //
@@ -81,9 +82,13 @@
 //
 // Broker.Handle registers a function instead of returning a channel: a
 // subscription drained by one goroutine of its own, at most once by default,
-// at least once with Retry, with values that fail every attempt published as
-// DeadLetter values on the same broker. Broker.Shutdown stops every handler
-// for a program's shutdown path.
+// at least once with Retry, with values that fail every attempt (or fail
+// with a Permanent error) published as DeadLetter values on the same broker.
+// A value that reached a handler from a dead letter is never dead-lettered
+// again, so re-driving dead letters cannot loop. Broker.Shutdown drains the
+// handlers for a program's shutdown path: what they publish meanwhile still
+// reaches the handlers and subscriptions it matches, until none holds a
+// value.
 //
 // # Retained types
 //
@@ -100,6 +105,11 @@
 // sent on that channel again. It may wait for publications in progress to
 // finish their sends, never for a receiver. The Context option cancels a
 // subscription when a context ends.
+//
+// Broker.Shutdown closes the whole broker: it drains the handlers, then
+// closes every subscription at once. Afterwards it registers nothing, counts
+// a publication that would have reached a closed subscription as Closed,
+// and keeps the final counts for Broker.Subscriptions.
 //
 // # Concurrency
 //
@@ -137,8 +147,13 @@
 // # Cost
 //
 // Routing a publication is a lookup in a hash table keyed by type, so its cost
-// does not depend on how many types are subscribed. Subscribing and cancelling
-// a subscription whose sources are all concrete types costs in proportion to
+// does not depend on how many types are subscribed. The first routing of a
+// type (its first subscription, or its first publication on a broker with
+// interface subscriptions) inserts it into the table in place, under the
+// broker's lock: amortised O(1) in the number of types routed, plus the
+// matching of each interface subscription against it; the table doubles when
+// half full (see BenchmarkRouteNewTypes). Subscribing and cancelling a
+// subscription whose sources are all concrete types costs in proportion to
 // the subscriptions of those types; one with an interface source, in
 // proportion to the types the broker has routed.
 package topic

@@ -2,13 +2,16 @@ package topic_test
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/seedaa7df82c/topic"
@@ -82,6 +85,9 @@ type fuzzType struct {
 	named     func(name string) any                      // topic.Name[T](name)
 	onLoss    func(f func(refLoss)) any                  // topic.OnLoss[T] of a function calling f, or of nil if f is
 	zero      any                                        // topic.Option[T]{}
+	// handle registers b.Handle[T] of a function calling fn, with a
+	// queue of fuzzHandlerBuffer values, named name.
+	handle func(b *topic.Broker, name string, fn func(v any))
 }
 
 // fuzzChan is the real side of one subscription, with the type erased.
@@ -115,6 +121,12 @@ func newFuzzType[T any](name string, values ...T) *fuzzType {
 			capacity: cap(ch),
 			cancel:   cancel,
 		}
+	}
+	d.handle = func(b *topic.Broker, name string, fn func(any)) {
+		b.Handle(func(_ context.Context, v T) error {
+			fn(v)
+			return nil
+		}, topic.Buffer[T](fuzzHandlerBuffer), topic.Name[T](name))
 	}
 	d.buffer = func(n int) any { return topic.Buffer[T](n) }
 	d.overflow = func(p topic.Policy) any { return topic.Overflow[T](p) }
@@ -332,10 +344,45 @@ var fuzzUniverse = func() []*fuzzType {
 	return universe
 }()
 
+// fuzzHandlers is the menu of handlers: the From functions of the menu from a
+// concrete type to a concrete type later in the universe, so that handlers
+// publishing to each other always come to an end. A handler of type Sub
+// publishes f(v) with static type Pub when f reports true; a panic of f is
+// the handler's failure.
+var fuzzHandlers = func() []*fuzzFrom {
+	index := func(t reflect.Type) int {
+		for i, d := range fuzzUniverse {
+			if d.typ == t && !isInterfaceType(t) {
+				return i
+			}
+		}
+		return -1
+	}
+	var hs []*fuzzFrom
+	for _, f := range fuzzMenu {
+		if i, j := index(f.sub), index(f.pub); i >= 0 && j > i {
+			hs = append(hs, f)
+		}
+	}
+	return hs
+}()
+
+func isInterfaceType(t reflect.Type) bool { return t.Kind() == reflect.Interface }
+
+// fuzzTypeOf returns the universe's description of t.
+func fuzzTypeOf(t reflect.Type) *fuzzType {
+	for _, d := range fuzzUniverse {
+		if d.typ == t {
+			return d
+		}
+	}
+	panic("no type " + t.String())
+}
+
 // The encoding of an operation sequence, one byte at a time; a missing byte
 // reads as zero, and every index is taken modulo the length it indexes.
 //
-//	op     := subscribe | publish | cancel | drain
+//	op     := subscribe | publish | handle | cancel | drain
 //	subscribe: b%8 in {0, 1}, then type, n (n%8 options), then n times one of
 //	    b%8 in {0, 7}: Buffer, then c, capacity c%6-1 (so -1..4)
 //	    b%8 == 1: the zero Option
@@ -346,13 +393,24 @@ var fuzzUniverse = func() []*fuzzType {
 //	  A subscribe byte b%8 == 0 then adds a last option Name("s<id>"), which
 //	  names the subscription uniquely; b%8 == 1 leaves it with the name its
 //	  options give, "" by default, shared with others.
-//	publish:   b%8 in {2, 3, 4}, then type, value (an index into its values)
-//	cancel:    b%8 == 5, then subscription (any ever made, cancelled ones included)
+//	publish:   b%8 in {2, 3}, then type, value (an index into its values)
+//	handle:    b%8 == 4, then k: Shutdown if k%16 == 15, else the handler
+//	    fuzzHandlers[k%len]; at most fuzzMaxHandlers handlers are made, the
+//	    rest of the handle operations do nothing. A handler's function waits
+//	    until Shutdown: until then, it is a subscription no one receives
+//	    from. Shutdown happens once, here or at the end of the sequence.
+//	cancel:    b%8 == 5, then subscription (any ever made, cancelled ones
+//	    included; a handler is not stopped)
 //	drain:     b%8 in {6, 7}, then subscription; the whole state is compared first
+//
+// Shutdown compares and drains every subscription first, then lets the
+// handlers go and drains the broker; the operations after it find every
+// subscription closed.
 const (
 	fuzzOpSubscribe     = 0
 	fuzzOpSubscribeAnon = 1
 	fuzzOpPublish       = 2
+	fuzzOpHandle        = 4
 	fuzzOpCancel        = 5
 	fuzzOpDrain         = 6
 
@@ -370,6 +428,10 @@ const (
 	fuzzMaxOps     = 400
 	fuzzMaxFroms   = 3
 	fuzzMaxOptions = 7
+
+	fuzzMaxHandlers   = 4
+	fuzzHandlerBuffer = 2048 // more than the values that can reach a handler: none is lost
+	fuzzShutdown      = 15
 )
 
 // fuzzInput reads the encoding.
@@ -392,17 +454,26 @@ type fuzzHarness struct {
 	ref   refBroker
 	subs  []*fuzzSub // every subscription made, in order; its index is its id
 	byRef map[*refSub]*fuzzSub
+	log   []string      // the operations so far, to make a failure reproducible by reading
+	gate  chan struct{} // closed at Shutdown: the handlers' functions wait for it
+	// handlers counts the handlers made.
+	handlers int
+	shut     bool // Shutdown was called
+
+	// Guarded by mu: while Shutdown drains, the handlers' goroutines call
+	// From and OnLoss functions.
+	mu    sync.Mutex
 	calls []fuzzCall // From functions the real broker called during the current operation
 	hooks int        // OnLoss calls the real broker made during the current operation
-	log   []string   // the operations so far, to make a failure reproducible by reading
 }
 
 type fuzzSub struct {
-	id    int
-	typ   *fuzzType
-	froms int // number of From sources
-	real  fuzzChan
-	ref   *refSub
+	id      int
+	typ     *fuzzType
+	froms   int  // number of From sources
+	handler bool // a handler: real has no channel
+	real    fuzzChan
+	ref     *refSub
 	// The losses each OnLoss option of the subscription was given, in
 	// order, since the last comparison: by the real broker and by the model.
 	// Only the last OnLoss option given takes effect.
@@ -412,18 +483,21 @@ type fuzzSub struct {
 type fuzzCall struct{ sub, source int }
 
 func fuzzRun(t testing.TB, data []byte) {
-	h := &fuzzHarness{t: t, byRef: map[*refSub]*fuzzSub{}}
+	h := &fuzzHarness{t: t, byRef: map[*refSub]*fuzzSub{}, gate: make(chan struct{})}
+	defer h.open() // a failure must not leave the handlers waiting
 	in := fuzzInput(data)
 	for n := 0; len(in) > 0 && n < fuzzMaxOps; n++ {
 		h.calls, h.hooks = h.calls[:0], 0
 		switch op := in.next() % 8; {
 		case op < fuzzOpPublish:
 			h.subscribe(&in, op == fuzzOpSubscribe)
-		case op < fuzzOpCancel:
+		case op < fuzzOpHandle:
 			h.publish(&in)
 			continue
+		case op == fuzzOpHandle:
+			h.handle(&in)
 		case op == fuzzOpCancel:
-			if s := h.pick(&in); s != nil {
+			if s := h.pick(&in); s != nil && !s.handler {
 				h.logf("cancel s%d", s.id)
 				s.real.cancel()
 				h.ref.Cancel(s.ref)
@@ -443,20 +517,10 @@ func fuzzRun(t testing.TB, data []byte) {
 	}
 
 	// At the end every subscription holds exactly what the model holds, and
-	// has lost the same values; after cancelling, every channel is closed and
-	// holds nothing more, and the snapshot is empty.
+	// has lost the same values. Then Shutdown drains the handlers, and
+	// closes every subscription, which then hold nothing more.
 	h.calls, h.hooks = h.calls[:0], 0
-	h.logf("check, drain all")
-	h.check()
-	for _, s := range h.subs {
-		h.drain(s)
-	}
-	h.logf("check, cancel all")
-	h.check()
-	for _, s := range h.subs {
-		s.real.cancel()
-		h.ref.Cancel(s.ref)
-	}
+	h.shutdown()
 	h.logf("check, drain all")
 	h.check()
 	for _, s := range h.subs {
@@ -465,6 +529,149 @@ func fuzzRun(t testing.TB, data []byte) {
 	if len(h.calls) > 0 || h.hooks > 0 {
 		h.failf("the broker called From functions %v and OnLoss functions %d times outside Publish", h.calls, h.hooks)
 	}
+}
+
+// open lets the handlers' functions go on.
+func (h *fuzzHarness) open() {
+	select {
+	case <-h.gate:
+	default:
+		close(h.gate)
+	}
+}
+
+// handle registers a handler from the menu, on both sides.
+func (h *fuzzHarness) handle(in *fuzzInput) {
+	k := in.next()
+	if k%16 == fuzzShutdown {
+		h.shutdown()
+		return
+	}
+	f := fuzzHandlers[k%len(fuzzHandlers)]
+	if h.handlers == fuzzMaxHandlers {
+		h.logf("(no more handlers)")
+		return
+	}
+	h.handlers++
+	d, pub := fuzzTypeOf(f.sub), fuzzTypeOf(f.pub)
+	s := &fuzzSub{id: len(h.subs), typ: d, handler: true}
+	name := fmt.Sprintf("s%d", s.id)
+	h.logf("%s := Handle[%s](%s)", name, d.name, f.name)
+	d.handle(&h.b, name, func(v any) {
+		<-h.gate
+		if out, ok := f.call(v); ok { // a panic is the handler's failure
+			pub.publish(&h.b, out)
+		}
+	})
+	s.ref = h.ref.Handle(d.typ, fuzzHandlerBuffer, name, pub.typ, f.call)
+	s.real = fuzzChan{capacity: fuzzHandlerBuffer, cancel: func() {}}
+	h.subs = append(h.subs, s)
+	h.byRef[s.ref] = s
+}
+
+// shutdown lets the handlers go, shuts both brokers down and compares them.
+// The real handlers run concurrently, so the order in which their
+// publications reach a subscription is not the model's: the comparison is of
+// what does not depend on it. Each subscription holds as many values as the
+// model's, each of them one the model offered it; its losses are the same
+// in number, and by cause, but for a drop-oldest subscription, which may drop
+// a new value instead of evicting under contention.
+func (h *fuzzHarness) shutdown() {
+	if h.shut {
+		h.logf("(shut down already)")
+		return
+	}
+	h.shut = true
+	h.logf("check, drain all")
+	h.check()
+	for _, s := range h.subs {
+		h.drain(s)
+	}
+	h.logf("Shutdown")
+	h.check()
+	h.open()
+	if err := h.b.Shutdown(context.Background()); err != nil {
+		h.failf("Shutdown = %v", err)
+	}
+	h.ref.Shutdown()
+
+	// The OnLoss functions were called the same number of times. (From
+	// and OnLoss functions ran on the handlers' goroutines meanwhile.)
+	h.mu.Lock()
+	h.calls, h.hooks = h.calls[:0], 0
+	for _, s := range h.subs {
+		for k := range s.realLosses {
+			got, want := fuzzLossCounts(s.realLosses[k], s.ref.policy), fuzzLossCounts(s.refLosses[k], s.ref.policy)
+			if !maps.Equal(got, want) {
+				h.failf("s%d (Subscribe[%s]): OnLoss h%d during the drain got %v, want %v",
+					s.id, s.typ.name, k, got, want)
+			}
+			s.realLosses[k], s.refLosses[k] = nil, nil
+		}
+	}
+	h.mu.Unlock()
+
+	got, want := fuzzLoose(h.b.Subscriptions()), fuzzLoose(h.ref.Subscriptions())
+	if !slices.Equal(got, want) {
+		h.failf("Subscriptions after Shutdown:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
+	for _, s := range h.subs {
+		if s.handler {
+			continue
+		}
+		var vs []any
+		closed := false
+		for range s.real.capacity + 2 {
+			v, ok, ready := s.real.tryRecv()
+			if !ready || !ok {
+				closed = !ok && ready
+				break
+			}
+			vs = append(vs, v)
+		}
+		queue, _ := h.ref.Drain(s.ref)
+		if !closed || len(vs) != len(queue) {
+			h.failf("s%d after Shutdown: received %s, want %d values and closed", s.id, fuzzShowAll(vs, closed), len(queue))
+		}
+		offered := slices.Clone(s.ref.offered)
+		for _, v := range vs {
+			i := slices.Index(offered, v)
+			if i < 0 {
+				h.failf("s%d after Shutdown: received %s, which the drain did not offer it (%s)",
+					s.id, fuzzShow(v), fuzzShowAll(s.ref.offered, false))
+			}
+			offered = slices.Delete(offered, i, i+1)
+		}
+	}
+}
+
+// fuzzLossCounts counts losses by cause, a drop-oldest subscription's Full
+// and Evicted together.
+func fuzzLossCounts(ls []refLoss, p topic.Policy) map[topic.Cause]int {
+	n := map[topic.Cause]int{}
+	for _, l := range ls {
+		c := l.Cause
+		if c == topic.Full && p == topic.DropOldest {
+			c = topic.Evicted
+		}
+		n[c]++
+	}
+	return n
+}
+
+// fuzzLoose shows stats without what depends on the order of concurrent
+// handlers, sorted.
+func fuzzLoose(stats []topic.SubscriptionStats) []string {
+	var s []string
+	for _, st := range stats {
+		if st.Policy == topic.DropOldest {
+			st.Lost.Evicted += st.Lost.Full
+			st.Lost.Full = 0
+		}
+		s = append(s, fuzzShowStats([]topic.SubscriptionStats{st})...)
+	}
+	slices.Sort(s)
+	return s
 }
 
 func (h *fuzzHarness) logf(format string, args ...any) {
@@ -513,7 +720,11 @@ func (h *fuzzHarness) subscribe(in *fuzzInput, named bool) {
 			} else {
 				call := fuzzCall{sub: s.id, source: s.froms}
 				s.froms++
-				real = append(real, f.option(func() { h.calls = append(h.calls, call) }))
+				real = append(real, f.option(func() {
+					h.mu.Lock()
+					defer h.mu.Unlock()
+					h.calls = append(h.calls, call)
+				}))
 				model = append(model, refFrom(f.sub, f.call))
 				desc = append(desc, fmt.Sprintf("From(%s)", f.name))
 			}
@@ -534,8 +745,10 @@ func (h *fuzzHarness) subscribe(in *fuzzInput, named bool) {
 			s.realLosses = append(s.realLosses, nil)
 			s.refLosses = append(s.refLosses, nil)
 			real = append(real, d.onLoss(func(l refLoss) {
+				h.mu.Lock()
 				h.hooks++
 				s.realLosses[k] = append(s.realLosses[k], l)
+				h.mu.Unlock()
 				if kind == fuzzHookPanic {
 					panic("fuzz: OnLoss panics")
 				}
@@ -620,6 +833,9 @@ func fuzzSource(dec refDecision, ok bool) string {
 
 // drain receives everything s currently holds from both sides and compares.
 func (h *fuzzHarness) drain(s *fuzzSub) {
+	if s.handler {
+		return // no one receives from it: Shutdown drains it
+	}
 	var got []any
 	closed := false
 	for range s.real.capacity + 2 { // more than the channel can hold; a closed channel ends it
@@ -645,6 +861,8 @@ func (h *fuzzHarness) drain(s *fuzzSub) {
 // check compares the losses every OnLoss function was given since the last
 // check, then the broker's snapshot of its live subscriptions with the model's.
 func (h *fuzzHarness) check() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for _, s := range h.subs {
 		for k := range s.realLosses {
 			got, want := s.realLosses[k], s.refLosses[k]
@@ -665,6 +883,15 @@ func (h *fuzzHarness) check() {
 	// order, so both sides are sorted on every field before comparing.
 	want := h.ref.Subscriptions()
 	got = slices.Clone(got)
+	// A handler's worker may have taken a value from its queue, and
+	// publishes its counts when it likes: a handler shows its losses alone.
+	for _, stats := range [][]topic.SubscriptionStats{got, want} {
+		for i := range stats {
+			if stats[i].Handler != nil {
+				stats[i].Handler, stats[i].Queued = nil, 0
+			}
+		}
+	}
 	slices.SortFunc(got, fuzzCompareStats)
 	slices.SortFunc(want, fuzzCompareStats)
 	if !slices.Equal(got, want) {
@@ -686,6 +913,9 @@ func fuzzCompareStats(x, y topic.SubscriptionStats) int {
 		cmp.Compare(x.Lost.Full, y.Lost.Full),
 		cmp.Compare(x.Lost.Evicted, y.Lost.Evicted),
 		cmp.Compare(x.Lost.Failed, y.Lost.Failed),
+		cmp.Compare(x.Lost.Errored, y.Lost.Errored),
+		cmp.Compare(x.Lost.Discarded, y.Lost.Discarded),
+		cmp.Compare(x.Lost.Closed, y.Lost.Closed),
 	)
 }
 
@@ -832,6 +1062,15 @@ func seedPublish(typ string, v any) []byte {
 		panic(fmt.Sprintf("no value %v for %s", v, typ))
 	}
 	return []byte{fuzzOpPublish, seedType(typ), byte(i)}
+}
+
+// seedHandle registers the handler of fuzzHandlers named name.
+func seedHandle(name string) []byte {
+	i := slices.IndexFunc(fuzzHandlers, func(f *fuzzFrom) bool { return f.name == name })
+	if i < 0 {
+		panic("no handler " + name)
+	}
+	return []byte{fuzzOpHandle, byte(i)}
 }
 
 func seedCancel(sub int) []byte { return []byte{fuzzOpCancel, byte(sub)} }
@@ -1037,8 +1276,38 @@ var fuzzSeeds = [][]byte{
 	),
 }
 
+// fuzzShutdownSeeds drain handlers that publish to each other and to channel
+// subscriptions, then publish after Shutdown.
+var fuzzShutdownSeeds = [][]byte{
+	// A pipeline int -> uPoint -> uEmpty, registered downstream first,
+	// beside channel subscriptions of every stage, a full one, a From
+	// source and an interface subscription; a handler that panics on 0.
+	seedOps(
+		seedSubscribe("uEmpty", seedBuffer(4)),
+		seedSubscribe("uPoint", seedBuffer(1), seedOnLoss(fuzzHookRecord)),
+		seedSubscribe("any", seedBuffer(4), seedOverflow(topic.DropOldest)),
+		seedSubscribe("int", seedFrom("int<-uPoint if X>0"), seedBuffer(4)),
+		seedHandle("uEmpty<-uPoint if X=0"),
+		seedHandle("uPoint<-int"),
+		seedHandle("uCode<-int 1000/n"),
+		seedPublish("int", 0), seedPublish("int", 1), seedPublish("int", -1), seedPublish("int", 300),
+		seedDrain(0),
+		seedPublish("int", 0),
+		seedShutdown(),
+		// Closed: counted; a new subscription and a new handler are closed at once.
+		seedPublish("int", 1), seedPublish("uPoint", uPoint{}), seedPublish("any", uCode(404)), seedPublish("uKinded", uEmpty{}),
+		seedSubscribe("uPoint", seedBuffer(2)),
+		seedHandle("uPoint<-int"),
+		seedPublish("uPoint", uPoint{1, 2}),
+		seedCancel(1), seedCancel(7),
+		seedDrain(1), seedDrain(7),
+	),
+}
+
+func seedShutdown() []byte { return []byte{fuzzOpHandle, fuzzShutdown} }
+
 func FuzzBrokerMatchesReference(f *testing.F) {
-	for _, s := range fuzzSeeds {
+	for _, s := range slices.Concat(fuzzSeeds, fuzzShutdownSeeds) {
 		f.Add(s)
 	}
 	for seed := range uint64(8) {
@@ -1062,5 +1331,11 @@ func TestBrokerMatchesReferenceRandom(t *testing.T) {
 	}
 	for seed := range uint64(n) {
 		fuzzRun(t, fuzzRandomInput(rand.New(rand.NewPCG(seed, 0x7e57))))
+	}
+}
+
+func TestBrokerMatchesReferenceThroughShutdown(t *testing.T) {
+	for _, s := range fuzzShutdownSeeds {
+		fuzzRun(t, s)
 	}
 }

@@ -23,7 +23,10 @@ import (
 // cause and handed to its OnLoss function, if it has one.
 type refBroker struct {
 	mu   sync.Mutex
-	subs []*refSub // live subscriptions in subscription order; guarded by mu
+	subs []*refSub // live subscriptions in subscription order, or after Shutdown those it closed; guarded by mu
+	shut bool      // set by Shutdown once it has drained; guarded by mu
+	// draining is set while Shutdown drains the handlers; guarded by mu.
+	draining bool
 }
 
 // refSub is one subscription of a refBroker.
@@ -35,7 +38,21 @@ type refSub struct {
 	onLoss   func(refLoss) // nil for none; never changes
 	queue    []any         // accepted and not yet received, oldest first; guarded by refBroker.mu
 	lost     topic.Lost    // guarded by refBroker.mu
-	closed   bool          // set once by Cancel; guarded by refBroker.mu
+	closed   bool          // set once by Cancel or Shutdown; guarded by refBroker.mu
+	// handler is set for a handler, whose queue only Shutdown drains.
+	handler *refHandler
+	// offered lists, while Shutdown drains the handlers, the values that
+	// reached the subscription's queue or were lost to a full one (the
+	// order in which concurrent handlers offer them is not the model's).
+	offered []any
+}
+
+// refHandler is the function of a handler: it is called with each value,
+// and may publish one value of type pub, or fail by panicking.
+type refHandler struct {
+	fn                func(any) (out any, publish bool)
+	pub               reflect.Type
+	accepted, handled uint64
 }
 
 // refSource is one source type of a subscription.
@@ -117,8 +134,70 @@ func (r *refBroker) Subscribe(own reflect.Type, opts ...refOption) *refSub {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.shut {
+		// After Shutdown: closed at once, unbuffered, never routed.
+		s.closed, s.capacity = true, 0
+		return s
+	}
 	r.subs = append(r.subs, s)
 	return s
+}
+
+// Handle registers a handler of type own, with a queue of the capacity
+// given, named name: a subscription whose queue Shutdown drains, calling fn
+// with each value; fn's result, if it reports true, is published with static
+// type pub. A panic of fn is counted Errored.
+func (r *refBroker) Handle(own reflect.Type, capacity int, name string, pub reflect.Type, fn func(any) (any, bool)) *refSub {
+	s := r.Subscribe(own, refBuffer(capacity), refName(name))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.handler = &refHandler{fn: fn, pub: pub}
+	return s
+}
+
+// Shutdown drains the handlers: it takes a value from a handler's queue and
+// handles it, publishing what it returns, until every queue is empty; then
+// it closes every subscription. Later publications count as Closed on the
+// subscriptions they would have reached. The order in which it handles
+// values is one the real broker may take: any order of the handlers, each
+// queue in order.
+func (r *refBroker) Shutdown() {
+	r.mu.Lock()
+	r.draining = true
+	r.mu.Unlock()
+	for {
+		var s *refSub
+		var v any
+		r.mu.Lock()
+		for _, x := range r.subs {
+			if x.handler != nil && len(x.queue) > 0 {
+				s, v, x.queue = x, x.queue[0], x.queue[1:]
+				s.handler.accepted++
+				break
+			}
+		}
+		r.mu.Unlock()
+		if s == nil {
+			break
+		}
+		out, ok, failed, _ := refCall(s.handler.fn, v)
+		r.mu.Lock()
+		if failed {
+			s.lost.Errored++
+		} else {
+			s.handler.handled++
+		}
+		r.mu.Unlock()
+		if !failed && ok {
+			r.Publish(s.handler.pub, out)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.draining, r.shut = false, true
+	for _, s := range r.subs {
+		s.closed = true
+	}
 }
 
 // Publish offers v, published with static type static, to every live
@@ -143,6 +222,8 @@ func (r *refBroker) Publish(static reflect.Type, v any) []refDecision {
 			s.lost.Evicted++
 		case topic.Failed:
 			s.lost.Failed++
+		case topic.Closed:
+			s.lost.Closed++
 		}
 		if f := s.onLoss; f != nil {
 			hooks = append(hooks, func() { f(l) })
@@ -154,6 +235,15 @@ func (r *refBroker) Publish(static reflect.Type, v any) []refDecision {
 		for i, src := range s.sources {
 			if !refMatches(src.typ, static, v) {
 				continue
+			}
+			if r.shut {
+				// Closed by Shutdown: counted, its From function not called.
+				l := refLoss{Cause: topic.Closed, Value: v}
+				if own := s.sources[len(s.sources)-1].typ; i < len(s.sources)-1 {
+					l = refLoss{Cause: topic.Closed, Value: reflect.Zero(own).Interface(), Source: v}
+				}
+				lose(s, l)
+				break
 			}
 			decisions = append(decisions, refDecision{sub: s, source: i})
 			out, ok := v, true
@@ -168,6 +258,9 @@ func (r *refBroker) Publish(static reflect.Type, v any) []refDecision {
 					lose(s, refLoss{Cause: topic.Failed, Value: zero, Source: v, Panic: p})
 					break
 				}
+			}
+			if ok && r.draining {
+				s.offered = append(s.offered, out)
 			}
 			switch {
 			case !ok:
@@ -229,6 +322,9 @@ func refMatches(s, static reflect.Type, v any) bool {
 func (r *refBroker) Cancel(s *refSub) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.shut {
+		return // every subscription is closed already
+	}
 	r.subs = slices.DeleteFunc(r.subs, func(x *refSub) bool { return x == s })
 	s.closed = true
 }
@@ -249,14 +345,18 @@ func (r *refBroker) Subscriptions() []topic.SubscriptionStats {
 	defer r.mu.Unlock()
 	var out []topic.SubscriptionStats
 	for _, s := range r.subs {
-		out = append(out, topic.SubscriptionStats{
+		st := topic.SubscriptionStats{
 			Type:     s.sources[len(s.sources)-1].typ,
 			Name:     s.name,
 			Policy:   s.policy,
 			Capacity: s.capacity,
 			Queued:   len(s.queue),
 			Lost:     s.lost,
-		})
+		}
+		if h := s.handler; h != nil {
+			st.Handler = &topic.HandlerStats{Accepted: h.accepted, Handled: h.handled}
+		}
+		out = append(out, st)
 	}
 	slices.SortStableFunc(out, refCompareStats)
 	return out
