@@ -105,9 +105,9 @@ func ExampleBroker_Shutdown() {
 	stop := b.Handle(func(ctx context.Context, o Order) error {
 		fmt.Printf("order %d shipped\n", o.ID)
 		return nil
-	})
+	}, topic.Name[Order]("shipping"))
 	defer stop() // does nothing once the broker is shut down
-	audit, _ := b.Subscribe(topic.Buffer[Order](8))
+	audit, _ := b.Subscribe(topic.Buffer[Order](8), topic.Name[Order]("audit"))
 
 	b.Publish(Order{ID: 1})
 	b.Publish(Order{ID: 2})
@@ -125,11 +125,15 @@ func ExampleBroker_Shutdown() {
 		fmt.Printf("audited order %d\n", o.ID)
 	}
 
-	// The broker is closed: nothing more is delivered or handled.
+	// The broker is closed: nothing more is delivered or handled, and what
+	// would have been is counted.
 	b.Publish(Order{ID: 3})
 	late, _ := b.Subscribe[Order]()
 	_, open := <-late
 	fmt.Println("subscription after shutdown open:", open)
+	for _, st := range b.Subscriptions() { // the final counts
+		fmt.Printf("%s: lost after shutdown: %d\n", st.Name, st.Lost.Closed)
+	}
 	// Output:
 	// order 1 shipped
 	// order 2 shipped
@@ -137,4 +141,92 @@ func ExampleBroker_Shutdown() {
 	// audited order 1
 	// audited order 2
 	// subscription after shutdown open: false
+	// audit: lost after shutdown: 1
+	// shipping: lost after shutdown: 1
+}
+
+// A pipeline of handlers drains end to end: what the first stage publishes
+// while Shutdown drains still reaches the second, and what the second
+// publishes still reaches the subscription.
+func ExampleBroker_Shutdown_pipeline() {
+	type (
+		Order   struct{ ID int }
+		Charged struct{ ID int }
+	)
+	var b topic.Broker
+	b.Handle(func(ctx context.Context, c Charged) error {
+		fmt.Printf("order %d charged\n", c.ID)
+		return nil
+	})
+	b.Handle(func(ctx context.Context, o Order) error {
+		time.Sleep(time.Millisecond) // slower than the second stage
+		b.Publish(Charged(o))
+		return nil
+	})
+	for id := 1; id <= 3; id++ {
+		b.Publish(Order{ID: id})
+	}
+	fmt.Println("shutdown:", b.Shutdown(context.Background()))
+	// Output:
+	// order 1 charged
+	// order 2 charged
+	// order 3 charged
+	// shutdown: <nil>
+}
+
+func ExamplePermanent() {
+	type Order struct{ ID, Total int }
+	var b topic.Broker
+	dead, _ := b.Subscribe(topic.Buffer[topic.DeadLetter[Order]](8))
+
+	errDeclined := errors.New("card declined")
+	b.Handle(func(ctx context.Context, o Order) error {
+		if o.Total > 100 {
+			// Retrying will not help: dead-letter it at once.
+			return topic.Permanent(fmt.Errorf("order %d: %w", o.ID, errDeclined))
+		}
+		return nil
+	}, topic.Name[Order]("payments"), topic.Retry[Order](topic.RetryPolicy{Attempts: 5, Base: time.Second}))
+
+	b.Publish(Order{ID: 1, Total: 500})
+	_ = b.Shutdown(context.Background())
+
+	d := <-dead
+	fmt.Printf("after %d attempt: %v (declined: %v)\n", d.Attempts, d.Err, errors.Is(d.Err, errDeclined))
+	for _, st := range b.Subscriptions() {
+		if st.Name == "payments" {
+			fmt.Printf("retried %d, dead-lettered %d\n", st.Handler.Retried, st.Handler.DeadLettered)
+		}
+	}
+	// Output:
+	// after 1 attempt: order 1: card declined (declined: true)
+	// retried 0, dead-lettered 1
+}
+
+// A handler that takes its dead letters back to try once more never
+// dead-letters them again: a value that keeps failing ends as Errored
+// rather than going round for ever.
+func ExampleDeadLetter_redrive() {
+	type Job struct{ ID int }
+	var b topic.Broker
+	dead, _ := b.Subscribe(topic.Buffer[topic.DeadLettered](8))
+
+	b.Handle(func(ctx context.Context, j Job) error {
+		return errors.New("still failing")
+	}, topic.Name[Job]("jobs"),
+		topic.Retry[Job](topic.RetryPolicy{Attempts: 2}),
+		topic.From(func(d topic.DeadLetter[Job]) (Job, bool) { return d.Value, true }))
+
+	b.Publish(Job{ID: 7})
+	_ = b.Shutdown(context.Background())
+
+	fmt.Println("dead letters:", len(dead))
+	for _, st := range b.Subscriptions() {
+		if st.Name == "jobs" {
+			fmt.Printf("accepted %d, dead-lettered %d, errored %d\n", st.Handler.Accepted, st.Handler.DeadLettered, st.Lost.Errored)
+		}
+	}
+	// Output:
+	// dead letters: 1
+	// accepted 2, dead-lettered 1, errored 1
 }

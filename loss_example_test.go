@@ -2,6 +2,7 @@ package topic_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/seedaa7df82c/topic"
@@ -219,4 +220,18 @@ func ExampleContext() {
 	// job 1
 	// job 2
 	// subscriptions: 0
+}
+
+func ExampleSubscriptionStats_MarshalJSON() {
+	type Price struct{ Cents int }
+	var b topic.Broker
+	_, cancel := b.Subscribe(topic.Name[Price]("dashboard"), topic.Overflow[Price](topic.DropOldest))
+	defer cancel()
+	b.Publish(Price{100})
+	b.Publish(Price{101}) // evicts the first
+
+	out, _ := json.Marshal(b.Subscriptions())
+	fmt.Println(string(out))
+	// Output:
+	// [{"type":"topic_test.Price","name":"dashboard","policy":"drop-oldest","capacity":1,"queued":1,"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0}}]
 }
