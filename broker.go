@@ -29,8 +29,12 @@ type Broker struct {
 	wild []subscriber
 	// handlers holds the handlers whose worker has not ended. Guarded by mu.
 	handlers map[handlerRef]struct{}
-	closed   bool   // set by Shutdown: nothing more is registered; guarded by mu
-	drain    *drain // set by the first Shutdown; guarded by mu
+	// replaying holds the subscriptions whose replay has not yet routed
+	// them for their own type (see replayer). Guarded by mu.
+	replaying map[subscriber]struct{}
+	closed    bool   // set by Shutdown: nothing more is registered; guarded by mu
+	drain     *drain // set by the first Shutdown; guarded by mu
+	park      parking
 	// final lists the subscriptions Shutdown closed, stopped handlers
 	// included, for Subscriptions. Set once, by Shutdown; guarded by mu.
 	final []subscriber
@@ -211,6 +215,10 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 	if !ok {
 		return nil, nil
 	}
+	if h != nil {
+		// Before a replay, whose functions may wait for it (Shutdown).
+		s.opt.handler.start()
+	}
 	if l != nil {
 		// e.replay was set before e.log, which logCoreOf loaded.
 		e.replay.replay(b, e, s, *c.start)
@@ -229,6 +237,10 @@ func (b *Broker) register[T any](s *sub[T], srcs []source, c *config[T], h func(
 	}
 	if replay {
 		held = b.entryLocked(keyOf[T]())
+		if b.replaying == nil {
+			b.replaying = make(map[subscriber]struct{})
+		}
+		b.replaying[s] = struct{}{}
 	}
 	// Make sure every concrete source type has an entry; one created here
 	// is routed to the wildcard subscriptions already, not yet to s.
@@ -356,6 +368,7 @@ func (s *sub[T]) cancelLocked() {
 	if s.opt != nil && s.opt.stop != nil {
 		s.opt.stop() // release the context's reference to s
 	}
+	delete(b.replaying, s)
 	for _, e := range b.candidatesLocked(s) {
 		e.edit.removeLocked(e, s)
 	}

@@ -69,13 +69,11 @@ func (b *Broker) Handle[T any](f func(context.Context, T) error, opts ...Option[
 		panic("topic: Handle function is nil")
 	}
 	h := &handler[T]{b: b, f: f, done: make(chan struct{}), probes: make(chan chan probeResult)}
-	ch, _ := b.subscribe(opts, h.bind)
+	ch, _ := b.subscribe(opts, h.bind) // starts the worker (see start)
 	if ch == nil {
 		close(h.done)
 		return func() {}
 	}
-	b.running.Add(1)
-	go h.run()
 	return h.stop
 }
 
@@ -304,6 +302,12 @@ func (h *handler[T]) bind(s *sub[T], c *config[T]) handlerRef {
 	return h
 }
 
+// start starts the worker, once the subscription is registered.
+func (h *handler[T]) start() {
+	h.b.running.Add(1)
+	go h.run()
+}
+
 func (h *handler[T]) run() {
 	h.worker.Store(goid())
 	w := work[T]{ch: h.s.ch}
@@ -502,10 +506,16 @@ func (h *handler[T]) failed(w *work[T], err error) bool {
 	return true
 }
 
-// isDeadLetter reports whether v is itself a dead letter.
+// isDeadLetter reports whether v is itself a dead letter, or a Record of
+// one.
 func isDeadLetter[T any](v T) bool {
-	_, dead := any(v).(DeadLettered)
-	return dead
+	switch x := any(v).(type) {
+	case DeadLettered:
+		return true
+	case interface{ recordValue() any }:
+		return isDeadLetter(x.recordValue())
+	}
+	return false
 }
 
 // wait sleeps d, or less if the handler starts discarding; it reports
@@ -542,8 +552,21 @@ func (h *handler[T]) stop() {
 		}
 		h.s.cancel() // closes the queue: the worker ends once it is empty
 	}
-	if h.worker.Load() == goid() {
+	id := goid()
+	if h.worker.Load() == id {
 		return // called by f: the worker ends when f returns
+	}
+	if closed(h.done) {
+		return
+	}
+	h.b.mu.Lock()
+	caller := h.b.handlerOfLocked(id)
+	h.b.mu.Unlock()
+	if caller != nil {
+		// Called by another handler's function, which waits for this
+		// handler: Shutdown's drain must not wait for it meanwhile.
+		h.b.park.set(caller, nil)
+		defer h.b.park.unset(caller)
 	}
 	<-h.done
 }
@@ -575,6 +598,7 @@ func (h *handler[T]) lost() (errored, discarded uint64) {
 
 // A handlerRef is a handler of any type, as the broker keeps it.
 type handlerRef interface {
+	start()
 	discardNow()
 	ended() <-chan struct{}
 	workerID() uint64

@@ -140,15 +140,23 @@ const (
 
 var deadLetterType = reflect.TypeFor[DeadLetter[struct{}]]() // every DeadLetter[T] has its methods
 
+// deadLettersOf says whether the values of type t are dead letters: a
+// DeadLetter type, or a Record of one (a retained DeadLetter type), always;
+// an interface a DeadLetter or a Record implements, depending on the value.
 func deadLettersOf(t reflect.Type) deadLetters {
 	switch {
 	case !isInterface(t) && t.Implements(reflect.TypeFor[DeadLettered]()):
 		return deadAlways
-	case isInterface(t) && deadLetterType.Implements(t):
+	case !isInterface(t) && t.Implements(reflect.TypeFor[interface{ record() }]()):
+		f, _ := t.FieldByName("Value")
+		return deadLettersOf(f.Type)
+	case isInterface(t) && (deadLetterType.Implements(t) || recordType.Implements(t)):
 		return deadMaybe
 	}
 	return deadNever
 }
+
+var recordType = reflect.TypeFor[Record[struct{}]]() // every Record[T] has its methods
 
 // isDead reports whether v, given to the source, is a dead letter.
 func (s *from[Pub, Sub]) isDead(v Sub) bool {
@@ -170,7 +178,7 @@ func (s *from[Pub, Sub]) newEntry() *entry    { return newEntry[Sub](nil, reflec
 func (s *from[Pub, Sub]) deliver(g *guard, v Sub) {
 	out, ok, failed, p := s.call(v)
 	switch {
-	case failed && s.to.dead.Load():
+	case failed && s.to.dead.Load() && !s.to.sealed.Load():
 		// Cancelled meanwhile, maybe by f itself: nothing more is
 		// counted or reported for the subscription.
 	case failed:

@@ -25,6 +25,8 @@ type Record[T any] struct {
 
 func (Record[T]) record() {}
 
+func (r Record[T]) recordValue() any { return r.Value }
+
 // Retain declares T a retained type of the broker, bounded by r.
 //
 // Every publication of a retained type gets the next offset, from zero, and
@@ -284,6 +286,7 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 	route := func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
+		delete(b.replaying, s)
 		if !s.isDead() { // not cancelled, nor closed by Shutdown, meanwhile
 			e.edit.addLocked(e, src, boxed)
 		}

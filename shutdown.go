@@ -45,24 +45,33 @@ import (
 // Shutdown may be called from a handler's function, and by any number of
 // goroutines at once. Called from a handler's function (or from a From or
 // OnLoss function that the handler's goroutine runs), it cannot wait for that
-// handler: it returns once every other handler is idle, other callers from
-// inside handlers aside, or once ctx ends; that handler then goes on, and the
-// drain ends after it. Shutdown is idempotent: a later call waits like the
-// first, and every call returns the outcome of the one drain: nil, or the
-// error of the context that cut it short.
+// handler: it returns once every other handler is idle, or once ctx ends;
+// that handler then goes on, and the drain ends after it. Handlers whose
+// function waits inside Shutdown, or inside the stop of another handler,
+// are not waited for meanwhile: they wait for the others. Shutdown is
+// idempotent: a later call waits like the first, and every call returns the
+// outcome of the one drain, nil or the error of the context that cut it
+// short, whatever its own context.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	d, self := b.beginDrain()
 	if self != nil {
 		return d.waitInside(ctx, self)
 	}
-	select {
-	case <-d.done:
-	case <-ctx.Done():
-		d.cutShort(ctx.Err())
-		<-d.done // sealing waits for no handler
-		return ctx.Err()
+	// What is done already wins over ctx, so that a later call returns
+	// the drain's outcome whatever its own context.
+	if !closed(d.done) {
+		select {
+		case <-d.done:
+		case <-ctx.Done():
+			d.cutShort(ctx.Err())
+			<-d.done // sealing waits for no handler
+			return ctx.Err()
+		}
 	}
 	for _, h := range d.handlers {
+		if closed(h.ended()) {
+			continue
+		}
 		select {
 		case <-h.ended():
 		case <-ctx.Done():
@@ -71,6 +80,16 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		}
 	}
 	return d.err
+}
+
+// closed reports whether c is closed.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // A drain is the work of Shutdown: it waits until the broker's handlers are
@@ -96,14 +115,73 @@ type drain struct {
 	cut      chan struct{} // closed when a caller's context ended
 	cutOnce  sync.Once
 	cutErr   error // written before cut is closed
+}
 
+// A parking lists the handlers whose function waits inside a call of the
+// broker's that waits for other handlers: Shutdown, or the stop of another
+// handler. The drain does not probe them (they hold a value, but wait for
+// the others to be idle or to end), and releases the Shutdown calls once the
+// others are quiescent.
+type parking struct {
 	mu sync.Mutex
-	// parked holds the handlers whose function is inside Shutdown, with the
-	// channel that releases the call. Guarded by mu.
+	// parked holds each handler waiting, with the channel that releases
+	// its Shutdown call, nil for a stop. Guarded by mu.
 	parked map[handlerRef]chan struct{}
 	// changed is closed, and replaced, whenever parked changes. Guarded by
 	// mu.
 	changed chan struct{}
+}
+
+// set records that the function of h waits in Shutdown (release not nil)
+// or in a stop (release nil); unset that it returned.
+func (p *parking) set(h handlerRef, release chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.parked == nil {
+		p.parked = make(map[handlerRef]chan struct{})
+	}
+	p.parked[h] = release
+	p.changedLocked()
+}
+
+func (p *parking) unset(h handlerRef) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.parked[h]; ok {
+		delete(p.parked, h)
+		p.changedLocked()
+	}
+}
+
+func (p *parking) changedLocked() {
+	if p.changed != nil {
+		close(p.changed)
+	}
+	p.changed = make(chan struct{})
+}
+
+// snapshot returns the handlers parked and the channel closed when that
+// changes.
+func (p *parking) snapshot() (map[handlerRef]chan struct{}, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.changed == nil {
+		p.changed = make(chan struct{})
+	}
+	return maps.Clone(p.parked), p.changed
+}
+
+// release lets the Shutdown calls of parked return, those still parked.
+func (p *parking) release(parked map[handlerRef]chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for h, release := range parked {
+		if release != nil && p.parked[h] == release {
+			delete(p.parked, h)
+			close(release)
+		}
+	}
+	p.changedLocked()
 }
 
 // beginDrain marks the broker closed and starts its drain if it is the
@@ -115,13 +193,7 @@ func (b *Broker) beginDrain() (*drain, handlerRef) {
 	defer b.mu.Unlock()
 	b.closed = true
 	if b.drain == nil {
-		d := &drain{
-			b:       b,
-			done:    make(chan struct{}),
-			cut:     make(chan struct{}),
-			parked:  make(map[handlerRef]chan struct{}),
-			changed: make(chan struct{}),
-		}
+		d := &drain{b: b, done: make(chan struct{}), cut: make(chan struct{})}
 		for h := range b.handlers {
 			d.handlers = append(d.handlers, h)
 		}
@@ -129,23 +201,27 @@ func (b *Broker) beginDrain() (*drain, handlerRef) {
 		b.running.Add(1)
 		go d.run()
 	}
-	for _, h := range b.drain.handlers {
+	return b.drain, b.handlerOfLocked(id)
+}
+
+// handlerOfLocked returns the handler whose worker is the goroutine with id
+// id, or nil.
+func (b *Broker) handlerOfLocked(id uint64) handlerRef {
+	for h := range b.handlers {
 		if h.workerID() == id {
-			return b.drain, h
+			return h
 		}
 	}
-	return b.drain, nil
+	return nil
 }
 
 func (d *drain) run() { d.seal(d.quiesce()) }
 
-// quiesce returns nil once every handler is quiescent and none is inside
-// Shutdown, or the error of the context that cut the drain short.
+// quiesce returns nil once every handler is quiescent and none is parked,
+// or the error of the context that cut the drain short.
 func (d *drain) quiesce() error {
 	for {
-		d.mu.Lock()
-		parked, changed := maps.Clone(d.parked), d.changed
-		d.mu.Unlock()
+		parked, changed := d.b.park.snapshot()
 		quiet, err := d.quiet(parked, changed)
 		switch {
 		case err != nil:
@@ -155,16 +231,22 @@ func (d *drain) quiesce() error {
 		case len(parked) == 0:
 			return nil
 		}
-		// The rest is quiescent: the calls from inside handlers return, and
-		// those handlers go on.
-		d.mu.Lock()
-		for h, release := range parked {
-			if d.parked[h] == release {
-				delete(d.parked, h)
-				close(release)
-			}
+		// The rest is quiescent: the Shutdown calls from inside handlers
+		// return, and those handlers go on. A stop from inside a handler
+		// returns when the handler it stops ends, which changes parked.
+		released := false
+		for _, release := range parked {
+			released = released || release != nil
 		}
-		d.mu.Unlock()
+		if released {
+			d.b.park.release(parked)
+			continue
+		}
+		select {
+		case <-changed:
+		case <-d.cut:
+			return d.cutErr
+		}
 	}
 }
 
@@ -211,9 +293,12 @@ func slicesEqual(x, y []probeResult) bool {
 
 // waitInside is Shutdown called from the function of handler h.
 func (d *drain) waitInside(ctx context.Context, h handlerRef) error {
+	if closed(d.done) {
+		return d.err
+	}
 	release := make(chan struct{})
-	d.setParked(h, release)
-	defer d.setParked(h, nil)
+	d.b.park.set(h, release)
+	defer d.b.park.unset(h)
 	select {
 	case <-release:
 		return nil
@@ -223,23 +308,6 @@ func (d *drain) waitInside(ctx context.Context, h handlerRef) error {
 		d.cutShort(ctx.Err())
 		return ctx.Err()
 	}
-}
-
-// setParked records that the function of h is inside Shutdown, until the
-// call with release returns (release nil).
-func (d *drain) setParked(h handlerRef, release chan struct{}) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if release == nil {
-		if _, ok := d.parked[h]; !ok {
-			return // released already
-		}
-		delete(d.parked, h)
-	} else {
-		d.parked[h] = release
-	}
-	close(d.changed)
-	d.changed = make(chan struct{})
 }
 
 // cutShort ends the drain because a caller's context ended with err: the

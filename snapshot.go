@@ -91,6 +91,9 @@ func (b *Broker) liveLocked() []subscriber {
 	for _, s := range b.wild {
 		add(s)
 	}
+	for s := range b.replaying {
+		add(s)
+	}
 	for _, e := range b.all {
 		if !e.iface {
 			e.edit.eachLocked(e, add)

@@ -34,7 +34,10 @@ type sub[T any] struct {
 	// dead is set by cancel, with b.mu held, before it waits for the guard.
 	// A publisher that enters the guard with a route loaded before it, as
 	// offer does after a From function ran, checks it before sending.
-	dead   atomic.Bool
+	dead atomic.Bool
+	// sealed is set by Shutdown before dead: a publisher that finds dead
+	// set counts the value as Closed if sealed is set too.
+	sealed atomic.Bool
 	wild   bool   // never changes after Subscribe
 	policy Policy // never changes after Subscribe
 }
@@ -80,9 +83,11 @@ func (s *sub[T]) isWild() bool { return s.wild }
 func (s *sub[T]) isDead() bool { return s.dead.Load() }
 
 func (s *sub[T]) sealLocked() {
-	if s.dead.Swap(true) {
+	if s.dead.Load() {
 		return
 	}
+	s.sealed.Store(true)
+	s.dead.Store(true)
 	if s.opt != nil && s.opt.stop != nil {
 		s.opt.stop() // release the context's reference to s
 	}
@@ -159,6 +164,10 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 		c := g.enter()
 		if s.dead.Load() {
 			g.exit(c)
+			if s.sealed.Load() {
+				// Shutdown closed it after the route was loaded.
+				s.lose(Loss[T]{Cause: Closed, Value: v}, later)
+			}
 			return
 		}
 		select {
