@@ -196,8 +196,12 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 	srcs := s.sources()
 	for _, src := range srcs {
 		s.wild = s.wild || isInterface(src.typ())
-		if r, ok := src.(interface{ redrives() bool }); ok && r.redrives() && h != nil && s.opt.redrive == nil {
-			s.opt.redrive = make(chan T, c.capacity)
+	}
+	if h != nil {
+		for _, src := range srcs {
+			if r, ok := src.(interface{ redrives() bool }); ok && r.redrives() && s.opt.redrive == nil {
+				s.opt.redrive = make(chan T, c.capacity)
+			}
 		}
 	}
 	var l *logCore
@@ -368,7 +372,9 @@ func (s *sub[T]) cancelLocked() {
 	if s.opt != nil && s.opt.stop != nil {
 		s.opt.stop() // release the context's reference to s
 	}
-	delete(b.replaying, s)
+	if b.replaying != nil {
+		delete(b.replaying, s)
+	}
 	for _, e := range b.candidatesLocked(s) {
 		e.edit.removeLocked(e, s)
 	}

@@ -20,11 +20,13 @@ import (
 // Publishers read a table without any lock while a writer (holding
 // Broker.mu) inserts into it in place, so that routing n new types costs
 // O(n) in all rather than a copy of the table each. Each slot is written
-// once, by one insertion: its entry, then its dynamic key, then its static
-// key last, each atomically. A reader that loads a slot's static key and
-// finds it set therefore finds the rest of the slot complete; one that finds
-// it unset takes the slot for empty and the key for missing, which is what
-// it would have found a moment before. A missing key is resolved under
+// once, by one insertion: its entry and its dynamic key, then its static key
+// last, atomically. A reader loads the static key atomically, and reads the
+// rest only if it found it set, which the writer stored after the rest: the
+// rest is then complete (the atomic store and load order the plain writes
+// before the plain reads). A reader that finds the static key unset takes
+// the slot for empty and the key for missing, which is what it would have
+// found a moment before. A missing key is resolved under
 // Broker.mu (see Broker.resolve), where the insertion is seen. When a table
 // is half full the writer builds a table of twice the size, fills it and
 // publishes it last; the old one is never written again.
@@ -46,8 +48,9 @@ type table struct {
 }
 
 type slot struct {
-	static, dynamic unsafe.Pointer // written once each, atomically: see table
-	e               atomic.Pointer[entry]
+	static  unsafe.Pointer // written once, atomically, after the rest: see table
+	dynamic unsafe.Pointer // written once, before static
+	e       *entry         // written once, before static
 }
 
 // nilDynamic is the dynamic key of a nil interface value.
@@ -59,12 +62,15 @@ func hash(static, dynamic unsafe.Pointer, shift uint8) uintptr {
 
 // find returns the entry stored under the key pair, or nil.
 func (t *table) find(static, dynamic unsafe.Pointer) *entry {
-	mask := uintptr(len(t.slots) - 1)
-	for i := hash(static, dynamic, t.shift); ; i = (i + 1) & mask {
-		s := &t.slots[i&mask]
+	// A local copy of the slice: the atomic loads below would make the
+	// compiler load t.slots again on every probe.
+	slots := t.slots
+	mask := uintptr(len(slots) - 1)
+	for i := hash(static, dynamic, t.shift) & mask; ; i = (i + 1) & mask {
+		s := &slots[i]
 		k := atomic.LoadPointer(&s.static) // the slot's last write (see table)
-		if k == static && atomic.LoadPointer(&s.dynamic) == dynamic {
-			return s.e.Load()
+		if k == static && s.dynamic == dynamic {
+			return s.e
 		}
 		if k == nil {
 			return nil
@@ -91,8 +97,7 @@ func (t *table) insert(e *entry) {
 		i = (i + 1) & mask
 	}
 	s := &t.slots[i]
-	s.e.Store(e)
-	atomic.StorePointer(&s.dynamic, e.dynamic)
+	s.e, s.dynamic = e, e.dynamic
 	atomic.StorePointer(&s.static, e.static) // publish the slot last
 }
 
