@@ -357,8 +357,7 @@ func TestPipelinesDrainWithShutdownsFromInside(t *testing.T) {
 func TestAHandlerStoppingAnotherThatIsInsideShutdownDoesNotHang(t *testing.T) {
 	var b topic.Broker
 	inB := make(chan struct{})
-	var stopB func()
-	stopB = b.Handle(func(context.Context, rvB) error {
+	stopB := b.Handle(func(context.Context, rvB) error {
 		close(inB)
 		return b.Shutdown(context.Background())
 	})
