@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 
@@ -59,8 +60,14 @@ const DefaultHandlerBuffer = 64
 // discards it, counted as Discarded, and cancels f's context. Stop waits for
 // the call in flight and for the goroutine to end, unless it is called by f
 // itself, which it cannot wait for: it then returns at once, and the handler
-// ends when f returns. Stop is idempotent; every call returns once the
-// handler has ended.
+// ends when f returns. Called by the function of another handler that this
+// one waits for, in a stop of it (directly or through others), it returns
+// at once too, rather than wait for ever. Stop is idempotent; every other
+// call returns once the handler has ended.
+//
+// A function that calls runtime.Goexit (as t.FailNow does) ends the
+// handler: the value in hand is lost as Errored, the subscription is
+// cancelled, and what it had queued is Discarded.
 //
 // After Shutdown, Handle registers nothing and returns a stop that does
 // nothing.
@@ -315,6 +322,9 @@ func (h *handler[T]) run() {
 		w.rd = o.redrive
 	}
 	defer func() {
+		if w.exited {
+			h.abandon(&w)
+		}
 		h.counts.store(&w.n, &w.published)
 		h.cancelCtx()
 		h.b.forgetHandler(h)
@@ -322,6 +332,28 @@ func (h *handler[T]) run() {
 		close(h.done)
 	}()
 	for h.drain(&w) {
+	}
+}
+
+// errGoexit is the error of a call of a handler's function that called
+// runtime.Goexit.
+var errGoexit = errors.New("topic: the handler's function called runtime.Goexit")
+
+// abandon accounts for what a worker leaves when its function called
+// runtime.Goexit, which ends the worker's goroutine: the value in hand is
+// Errored, the subscription is cancelled, so that it accepts nothing more,
+// and what its queues hold is Discarded.
+func (h *handler[T]) abandon(w *work[T]) {
+	h.lose(w, Loss[T]{Cause: Errored, Value: w.v, Err: errGoexit})
+	h.s.cancel()
+	for _, q := range []chan T{w.ch, w.rd} {
+		if q == nil {
+			continue // none, or closed and emptied already
+		}
+		for v := range q { // closed by cancel
+			w.n.accepted++
+			h.lose(w, Loss[T]{Cause: Discarded, Value: v})
+		}
 	}
 }
 
@@ -334,6 +366,7 @@ type work[T any] struct {
 	redriven     bool        // v came from the re-drive queue
 	attempt      int         // v's attempt in progress or next; 0: none
 	inCall       bool        // f is running
+	exited       bool        // f called runtime.Goexit
 	cancel       context.CancelFunc
 }
 
@@ -352,7 +385,8 @@ func (h *handler[T]) drain(w *work[T]) (again bool) {
 			w.cancel = nil
 		}
 		if p == nil {
-			return // runtime.Goexit in f: the worker ends
+			w.exited = true // runtime.Goexit in f: the worker ends (see abandon)
+			return
 		}
 		// If failed sets up a retry, the next drain makes it.
 		h.failed(w, &PanicError{Value: p, Stack: debug.Stack()})
@@ -513,6 +547,9 @@ func isDeadLetter[T any](v T) bool {
 	case DeadLettered:
 		return true
 	case interface{ recordValue() any }:
+		if rv := reflect.ValueOf(x); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			return false // a nil *Record: its value method would panic
+		}
 		return isDeadLetter(x.recordValue())
 	}
 	return false
@@ -564,8 +601,11 @@ func (h *handler[T]) stop() {
 	h.b.mu.Unlock()
 	if caller != nil {
 		// Called by another handler's function, which waits for this
-		// handler: Shutdown's drain must not wait for it meanwhile.
-		h.b.park.set(caller, nil)
+		// handler: Shutdown's drain must not wait for it meanwhile. If this
+		// handler waits for the caller, in a stop, neither would end.
+		if !h.b.park.parkStop(caller, h) {
+			return
+		}
 		defer h.b.park.unset(caller)
 	}
 	<-h.done

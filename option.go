@@ -147,9 +147,12 @@ func deadLettersOf(t reflect.Type) deadLetters {
 	switch {
 	case !isInterface(t) && t.Implements(reflect.TypeFor[DeadLettered]()):
 		return deadAlways
-	case !isInterface(t) && t.Implements(reflect.TypeFor[interface{ record() }]()):
+	case t.Kind() == reflect.Struct && t.Implements(reflect.TypeFor[interface{ record() }]()):
 		f, _ := t.FieldByName("Value")
 		return deadLettersOf(f.Type)
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct &&
+		t.Implements(reflect.TypeFor[interface{ record() }]()) && deadLettersOf(t.Elem()) != deadNever:
+		return deadMaybe // a pointer to a Record of dead letters, unless nil
 	case isInterface(t) && (deadLetterType.Implements(t) || recordType.Implements(t)):
 		return deadMaybe
 	}

@@ -84,7 +84,8 @@ func (b *Broker) Retain[T any](r Retention) {
 	if re == nil {
 		re = b.addEntryLocked(newEntry[Record[T]](nil, reflect.TypeFor[Record[T]](), false))
 	}
-	l := &logOf[T]{rec: re}
+	l := &logOf[T]{}
+	l.rec = re
 	l.limit = r
 	l.impl = l
 	e.replay = logReplay[T, T]{l, (*logOf[T]).valueLocked}
@@ -110,12 +111,12 @@ type logCore struct {
 	mu    sync.Mutex
 	limit Retention // never changes
 	impl  any       // the *logOf[T]; never changes
+	rec   *entry    // the entry of Record[T]; never changes
 }
 
 // logOf is the log of a retained type T: a ring of the latest values.
 type logOf[T any] struct {
 	logCore
-	rec *entry // the entry of Record[T]; never changes
 
 	// Guarded by mu.
 	ring []logged[T] // offset o is at ring[o%len(ring)]; grows to limit.Count

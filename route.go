@@ -135,6 +135,9 @@ type editor interface {
 	// sealLocked replaces every source of e's route by a closedSink, and
 	// drops the log: see drain.seal.
 	sealLocked(e *entry)
+	// countSealed offers v, of e's static type, to the closedSinks of e's
+	// sealed route.
+	countSealed(g *guard, e *entry, v any)
 }
 
 // A route lists where a publication of static type T goes. It is immutable
@@ -158,6 +161,26 @@ type route[T any] struct {
 	log sequencer[T]
 	// plain: the route has only direct outlets, and no log.
 	plain bool
+	// records, once Shutdown has sealed the route of a retained T, makes
+	// the closed subscriptions of Record[T] count publications of T too,
+	// which no log turns into records any more. (An interface, for the
+	// same reason as log.)
+	records recordCounter[T]
+}
+
+// A recordCounter counts a publication of a retained T on the closed
+// subscriptions of Record[T].
+type recordCounter[T any] interface {
+	countRecord(g *guard, v T)
+}
+
+// closedRecords is the recordCounter of T: the entry of Record[T].
+type closedRecords[T any] struct{ rec *entry }
+
+func (c closedRecords[T]) countRecord(g *guard, v T) {
+	// Through the entry's editor: a call of send[Record[T]] from here would
+	// instantiate the same for Record[Record[T]], and so on.
+	c.rec.edit.countSealed(g, c.rec, Record[T]{Value: v})
 }
 
 // A sequencer publishes the values of a retained type T at its sequencing
@@ -176,7 +199,7 @@ type outlet[T any] struct {
 }
 
 func (r *route[T]) empty() bool {
-	return r.log == nil && len(r.direct) == 0 && r.onlyDirect()
+	return r.log == nil && r.records == nil && len(r.direct) == 0 && r.onlyDirect()
 }
 
 // onlyDirect reports whether r lists no sources but plain subscriptions of
@@ -204,7 +227,7 @@ func (editorOf[T]) store(e *entry, r *route[T]) {
 	if r.empty() {
 		r = nil
 	} else {
-		r.plain = r.log == nil && r.onlyDirect()
+		r.plain = r.log == nil && r.records == nil && r.onlyDirect()
 	}
 	e.route.Store((*byte)(unsafe.Pointer(r)))
 }
@@ -269,7 +292,24 @@ func (ed editorOf[T]) sealLocked(e *entry) {
 			r.boxedSlow = append(r.boxedSlow, newClosedSink[T](t))
 		}
 	}
+	if c := e.log.Load(); c != nil && c.rec != e { // the entry of T, not of Record[T]
+		r.records = closedRecords[T]{c.rec}
+	}
 	ed.store(e, &r)
+}
+
+func (ed editorOf[T]) countSealed(g *guard, e *entry, v any) {
+	r := ed.load(e)
+	if r == nil {
+		return
+	}
+	x, _ := v.(T) // Safety: v is of e's static type
+	for _, t := range r.typed {
+		t.deliver(g, x)
+	}
+	for _, t := range r.boxedSlow {
+		t.deliverBoxed(g, v)
+	}
 }
 
 func (ed editorOf[T]) eachLocked(e *entry, f func(subscriber)) {

@@ -23,7 +23,7 @@ import (
 // any more), Shutdown closes every subscription, channel subscriptions and
 // handlers' queues, so that range loops over them end; the values already
 // accepted remain receivable. Shutdown then waits for the handlers'
-// goroutines to end, and returns nil.
+// goroutines to end, or for ctx, and returns nil.
 //
 // If ctx ends first, the handlers discard what remains, counted as
 // Discarded, their functions' contexts are cancelled, the subscriptions are
@@ -49,25 +49,25 @@ import (
 // that handler then goes on, and the drain ends after it. Handlers whose
 // function waits inside Shutdown, or inside the stop of another handler,
 // are not waited for meanwhile: they wait for the others. Shutdown is
-// idempotent: a later call waits like the first, and every call returns the
-// outcome of the one drain, nil or the error of the context that cut it
-// short, whatever its own context.
+// idempotent: a later call waits like the first. Every call that is not
+// from a handler returns the outcome of the one drain, whatever its own
+// context: nil if it ended with the handlers quiescent, else the error of
+// the context that cut it short.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	d, self := b.beginDrain()
 	if self != nil {
 		return d.waitInside(ctx, self)
 	}
-	// What is done already wins over ctx, so that a later call returns
-	// the drain's outcome whatever its own context.
-	if !closed(d.done) {
-		select {
-		case <-d.done:
-		case <-ctx.Done():
-			d.cutShort(ctx.Err())
-			<-d.done // sealing waits for no handler
-			return ctx.Err()
-		}
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+		// Cuts the drain short, unless it has ended meanwhile: either way
+		// d.err is the outcome.
+		d.cutShort(ctx.Err())
+		<-d.done // sealing waits for no handler
 	}
+	// Sealed: the handlers only finish what outside publications racing
+	// the end of the drain gave them, if anything.
 	for _, h := range d.handlers {
 		if closed(h.ended()) {
 			continue
@@ -75,8 +75,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		select {
 		case <-h.ended():
 		case <-ctx.Done():
-			d.cutShort(ctx.Err())
-			return ctx.Err()
+			return d.err
 		}
 	}
 	return d.err
@@ -124,26 +123,53 @@ type drain struct {
 // others are quiescent.
 type parking struct {
 	mu sync.Mutex
-	// parked holds each handler waiting, with the channel that releases
-	// its Shutdown call, nil for a stop. Guarded by mu.
-	parked map[handlerRef]chan struct{}
+	// parked holds each handler waiting. Guarded by mu.
+	parked map[handlerRef]parked
 	// changed is closed, and replaced, whenever parked changes. Guarded by
 	// mu.
 	changed chan struct{}
 }
 
-// set records that the function of h waits in Shutdown (release not nil)
-// or in a stop (release nil); unset that it returned.
-func (p *parking) set(h handlerRef, release chan struct{}) {
+// parked is why a handler's function waits: release, for a Shutdown, is the
+// channel that lets it return; stopping, for a stop, is the handler it
+// waits for.
+type parked struct {
+	release  chan struct{}
+	stopping handlerRef
+}
+
+// set records that the function of h waits, for why.
+func (p *parking) set(h handlerRef, why parked) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.setLocked(h, why)
+}
+
+func (p *parking) setLocked(h handlerRef, why parked) {
 	if p.parked == nil {
-		p.parked = make(map[handlerRef]chan struct{})
+		p.parked = make(map[handlerRef]parked)
 	}
-	p.parked[h] = release
+	p.parked[h] = why
 	p.changedLocked()
 }
 
+// parkStop records that the function of caller waits in the stop of
+// target, unless target waits, directly or through others, in a stop of
+// caller: then waiting would never end, and parkStop reports false.
+func (p *parking) parkStop(caller, target handlerRef) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for t, n := target, 0; t != nil && n <= len(p.parked); n++ {
+		if t == caller {
+			return false
+		}
+		t = p.parked[t].stopping
+	}
+	p.setLocked(caller, parked{stopping: target})
+	return true
+}
+
+// unset records that the function of h returned from its wait.
 func (p *parking) unset(h handlerRef) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -162,7 +188,7 @@ func (p *parking) changedLocked() {
 
 // snapshot returns the handlers parked and the channel closed when that
 // changes.
-func (p *parking) snapshot() (map[handlerRef]chan struct{}, <-chan struct{}) {
+func (p *parking) snapshot() (map[handlerRef]parked, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.changed == nil {
@@ -171,14 +197,14 @@ func (p *parking) snapshot() (map[handlerRef]chan struct{}, <-chan struct{}) {
 	return maps.Clone(p.parked), p.changed
 }
 
-// release lets the Shutdown calls of parked return, those still parked.
-func (p *parking) release(parked map[handlerRef]chan struct{}) {
+// release lets the Shutdown calls of ps return, those still parked.
+func (p *parking) release(ps map[handlerRef]parked) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for h, release := range parked {
-		if release != nil && p.parked[h] == release {
+	for h, why := range ps {
+		if why.release != nil && p.parked[h].release == why.release {
 			delete(p.parked, h)
-			close(release)
+			close(why.release)
 		}
 	}
 	p.changedLocked()
@@ -235,8 +261,8 @@ func (d *drain) quiesce() error {
 		// return, and those handlers go on. A stop from inside a handler
 		// returns when the handler it stops ends, which changes parked.
 		released := false
-		for _, release := range parked {
-			released = released || release != nil
+		for _, why := range parked {
+			released = released || why.release != nil
 		}
 		if released {
 			d.b.park.release(parked)
@@ -252,7 +278,7 @@ func (d *drain) quiesce() error {
 
 // quiet probes the handlers not parked until two rounds in a row find them
 // quiescent, and reports true; false if parked changed meanwhile.
-func (d *drain) quiet(parked map[handlerRef]chan struct{}, changed <-chan struct{}) (bool, error) {
+func (d *drain) quiet(parked map[handlerRef]parked, changed <-chan struct{}) (bool, error) {
 	var prev []probeResult
 	reply := make(chan probeResult, 1)
 	for {
@@ -297,7 +323,7 @@ func (d *drain) waitInside(ctx context.Context, h handlerRef) error {
 		return d.err
 	}
 	release := make(chan struct{})
-	d.b.park.set(h, release)
+	d.b.park.set(h, parked{release: release})
 	defer d.b.park.unset(h)
 	select {
 	case <-release:
@@ -311,7 +337,9 @@ func (d *drain) waitInside(ctx context.Context, h handlerRef) error {
 }
 
 // cutShort ends the drain because a caller's context ended with err: the
-// handlers discard what remains, and the broker is sealed at once.
+// handlers discard what remains, and the broker is sealed at once. Once the
+// drain has found the handlers quiescent, it does nothing: the outcome is
+// decided.
 func (d *drain) cutShort(err error) {
 	d.cutOnce.Do(func() {
 		for _, h := range d.handlers {
@@ -327,6 +355,9 @@ func (d *drain) cutShort(err error) {
 // publication after the seal loses nothing silently. err is the drain's
 // outcome.
 func (d *drain) seal(err error) {
+	if err == nil {
+		d.cutOnce.Do(func() {}) // decided: no cut from now on
+	}
 	b := d.b
 	b.mu.Lock()
 	live := b.liveLocked()

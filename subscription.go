@@ -282,6 +282,9 @@ func deliver[T any](g *guard, e *entry, r *route[T], v T) {
 		return
 	}
 	send(g, e, r, v)
+	if r.records != nil {
+		r.records.countRecord(g, v)
+	}
 }
 
 // sendDirect offers v to the route r of entry e, a plain route: only
