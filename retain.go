@@ -3,6 +3,7 @@ package topic
 import (
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -84,10 +85,7 @@ func (b *Broker) Retain[T any](r Retention) {
 	if re == nil {
 		re = b.addEntryLocked(newEntry[Record[T]](nil, reflect.TypeFor[Record[T]](), false))
 	}
-	l := &logOf[T]{}
-	l.rec = re
-	l.limit = r
-	l.impl = l
+	l := newLog[T](r, re)
 	e.replay = logReplay[T, T]{l, (*logOf[T]).valueLocked}
 	re.replay = logReplay[T, Record[T]]{l, (*logOf[T]).recordLocked}
 	e.log.Store(&l.logCore)
@@ -115,71 +113,102 @@ type logCore struct {
 }
 
 // logOf is the log of a retained type T: a ring of the latest values.
+//
+// Publications append under the sequencing point, mu, which orders them;
+// readers (Read, followers, a replay's copy through a From source) read the
+// ring without it (see ring). tail is stored after the value it counts has
+// been written, and the ring is stored before any value is written in it, so
+// a reader that loads tail, then the ring, finds every offset below tail in
+// that ring, or gone.
 type logOf[T any] struct {
 	logCore
 
-	// Guarded by mu.
-	ring []logged[T] // offset o is at ring[o%len(ring)]; grows to limit.Count
-	head uint64      // offset of the oldest value kept
-	next uint64      // offset of the next publication
+	ring atomic.Pointer[ring[T]] // grows by doubling, from 8 to limit.Count; stored under mu
+	tail atomic.Uint64           // the offset of the next value; stored under mu
+	// aged is the offset below which values are older than limit.Age, as
+	// far as a trim has found; it only grows.
+	aged atomic.Uint64
+	// epoch is when T was retained, with a monotonic reading: a value's
+	// time is epoch plus the monotonic time elapsed, which costs one clock
+	// reading, where the wall clock costs two. wall is epoch without its
+	// monotonic reading. Never change.
+	epoch, wall time.Time
 }
 
-type logged[T any] struct {
-	nanos int64 // time.Time.UnixNano of the publication
-	v     T
+func newLog[T any](r Retention, rec *entry) *logOf[T] {
+	now := time.Now()
+	l := &logOf[T]{epoch: now, wall: now.Round(0)}
+	l.limit, l.impl, l.rec = r, l, rec
+	l.ring.Store(newRing[T](min(8, r.Count)))
+	return l
+}
+
+// now returns the time since the epoch.
+func (l *logOf[T]) now() int64 { return int64(time.Since(l.epoch)) }
+
+// timeOf returns the time of a value whose time since the epoch is nanos.
+func (l *logOf[T]) timeOf(nanos int64) time.Time { return l.wall.Add(time.Duration(nanos)) }
+
+// head returns the offset of the oldest value kept, given tail.
+func (l *logOf[T]) head(tail uint64) uint64 {
+	h := uint64(0)
+	if c := uint64(l.limit.Count); tail > c {
+		h = tail - c
+	}
+	return max(h, min(l.aged.Load(), tail))
 }
 
 // appendLocked keeps v, trimming the log, and returns its offset and time.
-func (l *logOf[T]) appendLocked(v T) (uint64, time.Time) {
-	now := time.Now().Round(0) // as Read rebuilds it
-	l.trimLocked(now)
-	if l.next-l.head == uint64(len(l.ring)) {
-		if len(l.ring) < l.limit.Count {
-			l.growLocked()
-		} else {
-			l.head++ // full: the oldest goes
-		}
+func (l *logOf[T]) appendLocked(v T) (uint64, int64) {
+	o, nanos := l.tail.Load(), l.now()
+	r := l.ring.Load()
+	l.trimLocked(r, o, nanos)
+	if len(r.cells) < l.limit.Count && o >= uint64(len(r.cells)) {
+		// The slot holds a value still kept: double the ring first.
+		n := newRing[T](min(2*len(r.cells), l.limit.Count))
+		r.copyInto(n, o-uint64(len(r.cells)), o)
+		l.ring.Store(n) // before any write in it: see logOf
+		r = n
 	}
-	off := l.next
-	*l.at(off) = logged[T]{now.UnixNano(), v}
-	l.next++
-	return off, now
+	r.write(o, nanos, v)
+	l.tail.Store(o + 1) // after the write: see logOf
+	return o, nanos
 }
 
-// growLocked doubles the ring, up to the bound, keeping each value at the
-// index of its offset.
-func (l *logOf[T]) growLocked() {
-	n := min(max(2*len(l.ring), 8), l.limit.Count)
-	ring := make([]logged[T], n)
-	for o := l.head; o < l.next; o++ {
-		ring[o%uint64(n)] = *l.at(o)
-	}
-	l.ring = ring
-}
-
-// trimLocked drops the values older than the age bound.
-func (l *logOf[T]) trimLocked(now time.Time) {
+// trimLocked moves aged past the values older than the age bound, up to
+// tail; r is the ring, whose one writer is the caller.
+func (l *logOf[T]) trimLocked(r *ring[T], tail uint64, now int64) {
 	if l.limit.Age <= 0 {
 		return
 	}
-	oldest := now.Add(-l.limit.Age).UnixNano()
-	for l.head < l.next && l.at(l.head).nanos < oldest {
-		var zero logged[T]
-		*l.at(l.head) = zero // release what v references
-		l.head++
+	oldest := now - int64(l.limit.Age)
+	a := max(l.aged.Load(), l.head(tail))
+	for a < tail && r.cells[r.index(a)].nanos < oldest {
+		a++
+	}
+	if a > l.aged.Load() {
+		l.aged.Store(a) // readers may raise it too, never lower it
 	}
 }
 
-// at returns the ring's slot for offset o.
-func (l *logOf[T]) at(o uint64) *logged[T] { return &l.ring[o%uint64(len(l.ring))] }
+// expired reports whether a value of time nanos is older than the age bound
+// at now.
+func (l *logOf[T]) expired(nanos, now int64) bool {
+	return l.limit.Age > 0 && nanos < now-int64(l.limit.Age)
+}
 
-// valueLocked returns the value at offset o, which must be kept.
-func (l *logOf[T]) valueLocked(o uint64) T { return l.at(o).v }
+// valueLocked returns the value at offset o, which must be kept; the caller
+// holds mu, so that no one writes the ring.
+func (l *logOf[T]) valueLocked(o uint64) T {
+	r := l.ring.Load()
+	return r.cells[r.index(o)].v
+}
 
-// recordLocked returns the record at offset o, which must be kept.
+// recordLocked returns the record at offset o, as valueLocked does.
 func (l *logOf[T]) recordLocked(o uint64) Record[T] {
-	x := l.at(o)
-	return Record[T]{Offset: o, Time: time.Unix(0, x.nanos), Value: x.v}
+	r := l.ring.Load()
+	s := &r.cells[r.index(o)]
+	return Record[T]{Offset: o, Time: l.timeOf(s.nanos), Value: s.v}
 }
 
 // publish is Publish of a retained type: it appends v and, holding the
@@ -189,16 +218,34 @@ func (l *logOf[T]) recordLocked(o uint64) Record[T] {
 // From sources and slow wildcard subscriptions the value reaches, which
 // receive it live. It returns v's offset.
 func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
+	l.mu.Lock()
+	off, nanos := l.appendLocked(v)
+	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].
+	r := (*route[T])(unsafe.Pointer(e.route.Load()))
+	rr := (*route[Record[T]])(unsafe.Pointer(l.rec.route.Load()))
+	if (r == nil || !r.ordered) && rr == nil {
+		// Nothing to send in order: the followers read the log. (r is nil
+		// once Shutdown has sealed a route with nothing to count.)
+		l.mu.Unlock()
+		if r != nil && r.live {
+			sendLive(g, r, v, nil, true)
+		}
+		return off
+	}
+	l.sendOrdered(g, e, r, rr, off, nanos, v)
+	return off
+}
+
+// sendOrdered is the rest of publish when there are subscriptions of T or
+// Record[T] to send v to, with the sequencing point held, which it lets go.
+func (l *logOf[T]) sendOrdered(g *guard, e *entry, r *route[T], rr *route[Record[T]], off uint64, nanos int64, v T) {
 	var lost lossBuffer[T]
 	var rlost lossBuffer[Record[T]]
-	l.mu.Lock()
-	off, now := l.appendLocked(v)
-	rec := Record[T]{Offset: off, Time: now, Value: v}
-	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].
-	r, x := sendInOrder(g, e, (*route[T])(unsafe.Pointer(e.route.Load())), v, &lost, true)
-	var rr *route[Record[T]]
+	var x any
+	r, x = sendInOrder(g, e, r, v, &lost, true)
+	rec := Record[T]{Offset: off, Time: l.timeOf(nanos), Value: v}
 	var rx any
-	if rr = (*route[Record[T]])(unsafe.Pointer(l.rec.route.Load())); rr != nil {
+	if rr != nil {
 		// A record is for the subscriptions that asked for records, not
 		// for the interface subscriptions that would match any value.
 		rr, rx = sendInOrder(g, l.rec, rr, rec, &rlost, false)
@@ -213,7 +260,6 @@ func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
 	if rr != nil {
 		sendLive(g, rr, rec, rx, false)
 	}
-	return off
 }
 
 // sendInOrder sends v to the subscriptions of type T on the route of e,
@@ -293,10 +339,10 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 		}
 	}
 	l.mu.Lock()
-	o := l.startLocked(from)
+	o, tail := l.startLocked(from)
 	if own, ok := src.(*sub[V]); ok {
 		var lost lossBuffer[V]
-		for ; o < l.next; o++ {
+		for ; o < tail; o++ {
 			own.offer(g, r.get(l, o), &lost)
 		}
 		route()
@@ -304,8 +350,8 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 		lost.report()
 		return
 	}
-	backlog := make([]V, 0, l.next-o)
-	for ; o < l.next; o++ {
+	backlog := make([]V, 0, tail-o)
+	for ; o < tail; o++ {
 		backlog = append(backlog, r.get(l, o))
 	}
 	route()
@@ -320,21 +366,27 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 }
 
 // startLocked returns the first offset a replay from s sends, after
-// trimming the log.
-func (l *logOf[T]) startLocked(s Start) uint64 {
-	l.trimLocked(time.Now())
+// trimming the log, and the log's tail.
+func (l *logOf[T]) startLocked(s Start) (from, tail uint64) {
+	tail = l.tail.Load()
+	l.trimLocked(l.ring.Load(), tail, l.now())
+	return s.from(l.head(tail), tail), tail
+}
+
+// from returns the first offset s starts at, given the log's head and tail.
+func (s Start) from(head, tail uint64) uint64 {
 	switch s.kind {
 	case startLast:
-		if s.n >= l.next-l.head {
-			return l.head
+		if s.n >= tail-head {
+			return head
 		}
-		return l.next - s.n
+		return tail - s.n
 	case startAt:
-		return min(max(s.n, l.head), l.next)
+		return min(max(s.n, head), tail)
 	case startEarliest:
-		return l.head
+		return head
 	}
-	return l.next
+	return tail
 }
 
 // A Start says where a subscription to a retained type starts: see Replay.
@@ -412,19 +464,32 @@ func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint6
 		}
 		panic("topic: Read of " + reflect.TypeFor[T]().String() + ", which is not retained")
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.trimLocked(time.Now())
-	if from < l.head {
-		skipped, from = l.head-from, l.head
+	// Without the sequencing point: tail, then the ring (see logOf).
+	tail := l.tail.Load()
+	r := l.ring.Load()
+	if h := l.head(tail); from < h {
+		skipped, from = h-from, h
 	}
-	if from < l.next && max > 0 {
-		recs = make([]Record[T], 0, min(uint64(max), l.next-from))
+	if from < tail && max > 0 {
+		recs = make([]Record[T], 0, min(uint64(max), tail-from))
 	}
-	for o := from; o < l.next && len(recs) < max; o++ {
-		recs = append(recs, l.recordLocked(o))
+	var now int64
+	if l.limit.Age > 0 {
+		now = l.now()
 	}
-	return recs, from + uint64(len(recs)), skipped
+	o := from
+	for ; o < tail && len(recs) < max; o++ {
+		v, nanos, st := r.read(o)
+		if st == readOK && !l.expired(nanos, now) {
+			recs = append(recs, Record[T]{Offset: o, Time: l.timeOf(nanos), Value: v})
+			continue
+		}
+		if len(recs) > 0 {
+			break // trimmed since, after what was read: the next Read tells
+		}
+		skipped++ // trimmed, by count or age, before the first record
+	}
+	return recs, o, skipped
 }
 
 // Append publishes v like Publish and, if T is retained, returns the offset

@@ -166,6 +166,10 @@ type route[T any] struct {
 	// which no log turns into records any more. (An interface, for the
 	// same reason as log.)
 	records recordCounter[T]
+	// ordered: the route has subscriptions of type T that a retained type's
+	// publication sends to with its sequencing point held (see sendInOrder);
+	// live: it has sources sent to after (see sendLive).
+	ordered, live bool
 }
 
 // A recordCounter counts a publication of a retained T on the closed
@@ -228,6 +232,13 @@ func (editorOf[T]) store(e *entry, r *route[T]) {
 		r = nil
 	} else {
 		r.plain = r.log == nil && r.records == nil && r.onlyDirect()
+		r.ordered = len(r.direct)+len(r.boxed) > 0
+		r.live = len(r.boxedSlow) > 0
+		for _, t := range r.typed {
+			_, own := t.(*sub[T])
+			r.ordered = r.ordered || own
+			r.live = r.live || !own
+		}
 	}
 	e.route.Store((*byte)(unsafe.Pointer(r)))
 }
