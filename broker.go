@@ -29,12 +29,13 @@ type Broker struct {
 	wild []subscriber
 	// handlers holds the handlers whose worker has not ended. Guarded by mu.
 	handlers map[handlerRef]struct{}
-	// replaying holds the subscriptions whose replay has not yet routed
-	// them for their own type (see replayer). Guarded by mu.
-	replaying map[subscriber]struct{}
-	closed    bool   // set by Shutdown: nothing more is registered; guarded by mu
-	drain     *drain // set by the first Shutdown; guarded by mu
-	park      parking
+	// held holds the subscriptions kept off the route of their own type:
+	// those whose replay has not yet routed them (see replayer), and
+	// followers, which read the log instead. Guarded by mu.
+	held   map[subscriber]struct{}
+	closed bool   // set by Shutdown: nothing more is registered; guarded by mu
+	drain  *drain // set by the first Shutdown; guarded by mu
+	park   parking
 	// final lists the subscriptions Shutdown closed, stopped handlers
 	// included, for Subscriptions. Set once, by Shutdown; guarded by mu.
 	final []subscriber
@@ -185,8 +186,11 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 			o.apply(&c)
 		}
 	}
-	if h == nil && c.handlerOnly != "" {
+	if h == nil && c.handlerOnly != "" && c.follow != followPull {
 		panic("topic: " + c.handlerOnly + " is an option of Broker.Handle, not Subscribe")
+	}
+	if c.follow != followNone {
+		return b.subscribeFollower(s, &c, h)
 	}
 	s.ch = make(chan T, c.capacity)
 	s.policy = c.policy
@@ -230,6 +234,58 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 	return s.ch, s.cancel
 }
 
+// subscribeFollower is subscribe for a follower (see Follow): s, configured
+// by c, is kept off its type's route, and fed by a follower of the log.
+func (b *Broker) subscribeFollower[T any](s *sub[T], c *config[T], h func(*sub[T], *config[T]) handlerRef) (chan T, func()) {
+	what := "Subscribe"
+	switch {
+	case c.follow == followPull:
+		what = "Follow"
+	case h != nil:
+		what = "Handle"
+	}
+	c.checkFollow(what)
+	var e *entry
+	if t := b.table.Load(); t != nil && !t.sealed {
+		if e = t.find(keyOf[T](), nil); e != nil && e.log.Load() == nil {
+			e = nil
+		}
+	}
+	if e == nil {
+		if b.isClosed() {
+			return nil, nil
+		}
+		panic("topic: " + what + " of a follower of " + reflect.TypeFor[T]().String() + ", which is not retained")
+	}
+	capacity := c.capacity
+	if c.follow == followPull || h != nil {
+		capacity = 0 // the log is the queue
+	}
+	s.ch = make(chan T, capacity)
+	s.opt = &subOptions[T]{name: c.name, onLoss: c.onLoss}
+	st := &start{name: c.name, ackWait: c.ackWait}
+	if c.start != nil {
+		st.at = *c.start
+	}
+	// e.replay was set before e.log, which was loaded set.
+	s.opt.feed, s.opt.follower = e.replay.(feedMaker[T]).newFeed(st, s.skip)
+	if c.follow == followChannel && h == nil {
+		s.opt.pumped = make(chan struct{})
+	}
+	if _, ok := b.register(s, s.sources(), c, h, true); !ok {
+		s.opt.feed.end()
+		return nil, nil
+	}
+	switch {
+	case h != nil:
+		s.opt.handler.start()
+	case s.opt.pumped != nil:
+		b.running.Add(1)
+		go s.pump()
+	}
+	return s.ch, s.cancel
+}
+
 // register routes s, with sources srcs, configured by c, and binds it to
 // the handler h, if any; false if the broker is shut down. If replay is
 // set, it returns the entry of T and leaves s off its route.
@@ -241,10 +297,10 @@ func (b *Broker) register[T any](s *sub[T], srcs []source, c *config[T], h func(
 	}
 	if replay {
 		held = b.entryLocked(keyOf[T]())
-		if b.replaying == nil {
-			b.replaying = make(map[subscriber]struct{})
+		if b.held == nil {
+			b.held = make(map[subscriber]struct{})
 		}
-		b.replaying[s] = struct{}{}
+		b.held[s] = struct{}{}
 	}
 	// Make sure every concrete source type has an entry; one created here
 	// is routed to the wildcard subscriptions already, not yet to s.
@@ -359,8 +415,11 @@ func (b *Broker) setWildLocked(w bool) {
 func (s *sub[T]) cancel() {
 	b := s.b
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	s.cancelLocked()
+	b.mu.Unlock()
+	if s.opt != nil && s.opt.pumped != nil {
+		<-s.opt.pumped // the pump closes the channel
+	}
 }
 
 func (s *sub[T]) cancelLocked() {
@@ -372,8 +431,8 @@ func (s *sub[T]) cancelLocked() {
 	if s.opt != nil && s.opt.stop != nil {
 		s.opt.stop() // release the context's reference to s
 	}
-	if b.replaying != nil {
-		delete(b.replaying, s)
+	if b.held != nil {
+		delete(b.held, s)
 	}
 	for _, e := range b.candidatesLocked(s) {
 		e.edit.removeLocked(e, s)

@@ -260,6 +260,7 @@ type handler[T any] struct {
 	// probes carries the questions of Shutdown's drain, which the worker
 	// answers only while it waits for a value, holding none. Never changes.
 	probes chan chan probeResult
+	w      *work[T] // the worker's state; worker only
 }
 
 // A probeResult is a worker's answer to the drain: the values it has taken
@@ -319,8 +320,9 @@ func (h *handler[T]) run() {
 	h.worker.Store(goid())
 	w := work[T]{ch: h.s.ch}
 	if o := h.s.opt; o != nil {
-		w.rd = o.redrive
+		w.rd, w.feed = o.redrive, o.feed
 	}
+	h.w = &w
 	defer func() {
 		if w.exited {
 			h.abandon(&w)
@@ -362,6 +364,8 @@ func (h *handler[T]) abandon(w *work[T]) {
 type work[T any] struct {
 	n, published localCounts // counts, and those last published
 	ch, rd       chan T      // the queue and the re-drive queue; nil once closed and empty
+	feed         feed[T]     // a follower's log, instead of the queues (see Follow)
+	off          uint64      // v's offset, from feed
 	v            T           // the value being handled
 	redriven     bool        // v came from the re-drive queue
 	attempt      int         // v's attempt in progress or next; 0: none
@@ -394,6 +398,7 @@ func (h *handler[T]) drain(w *work[T]) (again bool) {
 	}()
 	if w.attempt > 0 {
 		h.handle(w) // a retry after a panic
+		h.settled(w)
 	}
 	for h.next(w) {
 		w.n.accepted++
@@ -403,6 +408,7 @@ func (h *handler[T]) drain(w *work[T]) (again bool) {
 			w.attempt = 1
 			h.handle(w)
 		}
+		h.settled(w)
 		if w.n.accepted%flushEvery == 0 {
 			h.counts.store(&w.n, &w.published)
 		}
@@ -414,7 +420,10 @@ func (h *handler[T]) drain(w *work[T]) (again bool) {
 // empty. Before it waits it publishes the counts, and while it waits it
 // answers the drain's probes.
 func (h *handler[T]) next(w *work[T]) bool {
-	if w.rd != nil {
+	switch {
+	case w.feed != nil:
+		return h.nextFollowed(w)
+	case w.rd != nil:
 		return h.nextOfTwo(w)
 	}
 	var ok bool
@@ -467,11 +476,41 @@ func (h *handler[T]) nextOfTwo(w *work[T]) bool {
 	return false
 }
 
+// nextFollowed is next for a follower: it takes the next value from the log,
+// waiting for one if it has to; false once the follower quits.
+func (h *handler[T]) nextFollowed(w *work[T]) bool {
+	for {
+		if v, off, ok := w.feed.tryNext(); ok {
+			w.v, w.off = v, off
+			return true
+		}
+		h.counts.store(&w.n, &w.published) // about to wait
+		if w.feed.probeWait(nil, h.probes, h) != nil {
+			return false
+		}
+	}
+}
+
+// settled is called once the worker is done with w.v, whatever became of
+// it: a follower commits it.
+func (h *handler[T]) settled(w *work[T]) {
+	if w.feed != nil {
+		w.feed.commit(w.off)
+	}
+}
+
 // answer tells the drain what the worker has taken and what is queued; it
 // is called while the worker holds no value.
 func (h *handler[T]) answer(w *work[T], r chan probeResult) {
-	r <- probeResult{taken: w.n.accepted, queued: len(w.ch) + len(w.rd)}
+	queued := len(w.ch) + len(w.rd)
+	if w.feed != nil {
+		queued = int(min(w.feed.lag(), 1<<31-1)) // the log is its queue
+	}
+	r <- probeResult{taken: w.n.accepted, queued: queued}
 }
+
+// answerProbe is answer for a follower's wait, on the worker's goroutine.
+func (h *handler[T]) answerProbe(r chan probeResult) { h.answer(h.w, r) }
 
 // handle calls f with w.v until it succeeds or failed says to stop.
 func (h *handler[T]) handle(w *work[T]) {

@@ -28,10 +28,13 @@ const (
 	// Closed: the value was published after Broker.Shutdown had closed the
 	// subscription, so it could not be delivered.
 	Closed
+	// Skipped: a follower (or a replay) of a retained type came to read the
+	// value after retention had trimmed it.
+	Skipped
 )
 
 // causeNames are the names of the causes, from Full on.
-var causeNames = [...]string{"full", "evicted", "failed", "errored", "discarded", "closed"}
+var causeNames = [...]string{"full", "evicted", "failed", "errored", "discarded", "closed", "skipped"}
 
 func (c Cause) String() string {
 	if c >= Full && int(c) <= len(causeNames) {
@@ -104,6 +107,10 @@ type Loss[T any] struct {
 	// Err is, for Errored and Discarded, the error of the handler's last
 	// call, if any.
 	Err error
+	// Offset and Count are, for Skipped, the offset of the first value
+	// missed and how many were missed, with consecutive offsets; Value is
+	// then the zero value.
+	Offset, Count uint64
 }
 
 // Lost counts the values a subscription lost, by cause.
@@ -114,11 +121,12 @@ type Lost struct {
 	Errored   uint64 `json:"errored"`   // handlers only
 	Discarded uint64 `json:"discarded"` // handlers only
 	Closed    uint64 `json:"closed"`
+	Skipped   uint64 `json:"skipped"` // followers only
 }
 
 // Total is the number of values lost, whatever the cause.
 func (l Lost) Total() uint64 {
-	return l.Full + l.Evicted + l.Failed + l.Errored + l.Discarded + l.Closed
+	return l.Full + l.Evicted + l.Failed + l.Errored + l.Discarded + l.Closed + l.Skipped
 }
 
 // Of returns the count of cause c.
@@ -136,6 +144,8 @@ func (l Lost) Of(c Cause) uint64 {
 		return l.Discarded
 	case Closed:
 		return l.Closed
+	case Skipped:
+		return l.Skipped
 	}
 	return 0
 }
@@ -153,9 +163,9 @@ type lossCounter struct {
 }
 
 // The causes a lossCounter counts, by slot.
-const lossSlots = 4
+const lossSlots = 5
 
-var lossSlot = [...]uint8{Full: 0, Evicted: 1, Failed: 2, Closed: 3}
+var lossSlot = [...]uint8{Full: 0, Evicted: 1, Failed: 2, Closed: 3, Skipped: 4}
 
 type lossStripe struct {
 	n [lossSlots]atomic.Uint64
@@ -172,6 +182,19 @@ func (c *lossCounter) add(k Cause) {
 		}
 	}
 	c.addStriped(k)
+}
+
+// addN counts n losses of cause k at once, as add does (for a follower's
+// skipped runs).
+func (c *lossCounter) addN(k Cause, n uint64) {
+	if c.stripes.Load() == nil {
+		x := &c.base[lossSlot[k]]
+		if old := x.Load(); x.CompareAndSwap(old, old+n) {
+			return
+		}
+	}
+	c.stripes.CompareAndSwap(nil, new([guardStripes]lossStripe))
+	c.stripes.Load()[stripe()%guardStripes].n[lossSlot[k]].Add(n)
 }
 
 // addStriped counts on the stripes, spreading the counts over them from
@@ -199,5 +222,5 @@ func (c *lossCounter) load() Lost {
 			}
 		}
 	}
-	return Lost{Full: n[0], Evicted: n[1], Failed: n[2], Closed: n[3]}
+	return Lost{Full: n[0], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}
 }

@@ -233,5 +233,5 @@ func ExampleSubscriptionStats_MarshalJSON() {
 	out, _ := json.Marshal(b.Subscriptions())
 	fmt.Println(string(out))
 	// Output:
-	// [{"type":"topic_test.Price","name":"dashboard","policy":"drop-oldest","capacity":1,"queued":1,"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0}}]
+	// [{"type":"topic_test.Price","name":"dashboard","policy":"drop-oldest","capacity":1,"queued":1,"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0}}]
 }

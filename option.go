@@ -25,6 +25,11 @@ type config[T any] struct {
 	ctx      context.Context
 	srcs     []source
 	start    *Start // Replay
+	follow   followKind
+	ackWait  time.Duration
+	// Whether Buffer, Overflow and AckWait were given, for the options a
+	// follower does not take.
+	capacitySet, policySet, ackWaitSet bool
 
 	// Handler options; handlerOnly names the last one given.
 	handlerOnly string
@@ -55,6 +60,7 @@ func Buffer[T any](n int) Option[T] {
 	return Option[T]{apply: func(c *config[T]) {
 		checkBuffer[T](n)
 		c.capacity = max(n, 0)
+		c.capacitySet = true
 	}}
 }
 
@@ -241,6 +247,7 @@ func Overflow[T any](p Policy) Option[T] {
 			panic("topic: unknown overflow policy " + p.String())
 		}
 		c.policy = p
+		c.policySet = true
 	}}
 }
 

@@ -22,6 +22,10 @@ type Record[T any] struct {
 	Offset uint64
 	Time   time.Time // without a monotonic clock reading: records compare with ==
 	Value  T
+	// Skipped is, for a record a follower read, the number of values just
+	// before it that retention trimmed before the follower reached them;
+	// zero otherwise.
+	Skipped uint64
 }
 
 func (Record[T]) record() {}
@@ -86,8 +90,8 @@ func (b *Broker) Retain[T any](r Retention) {
 		re = b.addEntryLocked(newEntry[Record[T]](nil, reflect.TypeFor[Record[T]](), false))
 	}
 	l := newLog[T](r, re)
-	e.replay = logReplay[T, T]{l, (*logOf[T]).valueLocked}
-	re.replay = logReplay[T, Record[T]]{l, (*logOf[T]).recordLocked}
+	e.replay = logReplay[T, T]{l, (*logOf[T]).valueLocked, false}
+	re.replay = logReplay[T, Record[T]]{l, (*logOf[T]).recordLocked, true}
 	e.log.Store(&l.logCore)
 	re.log.Store(&l.logCore)
 	// Publications of T now go through the log: set it on T's route, which
@@ -127,7 +131,10 @@ type logOf[T any] struct {
 	tail atomic.Uint64           // the offset of the next value; stored under mu
 	// aged is the offset below which values are older than limit.Age, as
 	// far as a trim has found; it only grows.
-	aged atomic.Uint64
+	aged    atomic.Uint64
+	waiters waitList // the followers waiting for the next value
+	names   names    // the durable names of followers
+
 	// epoch is when T was retained, with a monotonic reading: a value's
 	// time is epoch plus the monotonic time elapsed, which costs one clock
 	// reading, where the wall clock costs two. wall is epoch without its
@@ -227,6 +234,7 @@ func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
 		// Nothing to send in order: the followers read the log. (r is nil
 		// once Shutdown has sealed a route with nothing to count.)
 		l.mu.Unlock()
+		l.waiters.wake()
 		if r != nil && r.live {
 			sendLive(g, r, v, nil, true)
 		}
@@ -251,6 +259,7 @@ func (l *logOf[T]) sendOrdered(g *guard, e *entry, r *route[T], rr *route[Record
 		rr, rx = sendInOrder(g, l.rec, rr, rec, &rlost, false)
 	}
 	l.mu.Unlock()
+	l.waiters.wake()
 
 	lost.report()
 	rlost.report()
@@ -306,8 +315,9 @@ type replayer interface {
 // A logReplay replays the log of T to a new subscription of the entry's
 // type V, T or Record[T]; get returns the V at an offset.
 type logReplay[T, V any] struct {
-	l   *logOf[T]
-	get func(l *logOf[T], o uint64) V
+	l       *logOf[T]
+	get     func(l *logOf[T], o uint64) V
+	records bool // V is Record[T]
 }
 
 // replay delivers each value kept from from on to s, as a publication routed
@@ -333,7 +343,7 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 	route := func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		delete(b.replaying, s)
+		delete(b.held, s)
 		if !s.isDead() { // not cancelled, nor closed by Shutdown, meanwhile
 			e.edit.addLocked(e, src, boxed)
 		}

@@ -379,6 +379,17 @@ func (d *drain) seal(err error) {
 			e.edit.sealLocked(e)
 		}
 	}
+	// The subscriptions kept off their type's route (followers, replays in
+	// flight) are routed as sinks now, to count what would have reached
+	// them.
+	for s := range b.held {
+		srcs := s.sources()
+		if e := b.entryLocked(srcs[len(srcs)-1].key()); e != nil {
+			if src, boxed := decide(srcs, e); src != nil {
+				e.edit.addLocked(e, src, boxed) // as a closedSink: s is dead
+			}
+		}
+	}
 	if t := b.table.Load(); t != nil {
 		n := *t // a new header for the same table
 		n.sealed = true

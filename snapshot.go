@@ -19,6 +19,10 @@ type SubscriptionStats struct {
 	// channel subscription. A handler's counts are published by its
 	// goroutine at least every 64 values and whenever its queue is empty.
 	Handler *HandlerStats
+	// Follower holds the position of a follower (see Follow), nil for a
+	// subscription that is sent to. A follower's Queued is its Lag, but for
+	// a channel follower, whose Queued is what its channel holds.
+	Follower *FollowerStats
 }
 
 // MarshalJSON encodes st with readable names: the type as printed, the
@@ -32,14 +36,15 @@ func (st SubscriptionStats) MarshalJSON() ([]byte, error) {
 		typ = st.Type.String()
 	}
 	return json.Marshal(struct {
-		Type     string        `json:"type"`
-		Name     string        `json:"name"`
-		Policy   Policy        `json:"policy"`
-		Capacity int           `json:"capacity"`
-		Queued   int           `json:"queued"`
-		Lost     Lost          `json:"lost"`
-		Handler  *HandlerStats `json:"handler,omitempty"`
-	}{typ, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost, st.Handler})
+		Type     string         `json:"type"`
+		Name     string         `json:"name"`
+		Policy   Policy         `json:"policy"`
+		Capacity int            `json:"capacity"`
+		Queued   int            `json:"queued"`
+		Lost     Lost           `json:"lost"`
+		Handler  *HandlerStats  `json:"handler,omitempty"`
+		Follower *FollowerStats `json:"follower,omitempty"`
+	}{typ, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost, st.Handler, st.Follower})
 }
 
 // Subscriptions returns a snapshot of every live subscription, ordered by
@@ -91,7 +96,7 @@ func (b *Broker) liveLocked() []subscriber {
 	for _, s := range b.wild {
 		add(s)
 	}
-	for s := range b.replaying {
+	for s := range b.held {
 		add(s)
 	}
 	for _, e := range b.all {

@@ -22,7 +22,7 @@ func TestSubscriptionsMarshalToReadableJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[{"type":"int","name":"ints","policy":"drop-oldest","capacity":1,"queued":1,` +
-		`"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0}}]`
+		`"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0}}]`
 	if string(out) != want {
 		t.Errorf("json.Marshal(Subscriptions()):\n got %s\nwant %s", out, want)
 	}
@@ -42,7 +42,7 @@ func TestSubscriptionsMarshalToReadableJSON(t *testing.T) {
 // unknown name is an error.
 func TestCausesAndPoliciesRoundTripAsText(t *testing.T) {
 	t.Parallel()
-	for c := topic.Full; c <= topic.Closed; c++ {
+	for c := topic.Full; c <= topic.Skipped; c++ {
 		text, _ := c.MarshalText()
 		var back topic.Cause
 		if err := back.UnmarshalText(text); err != nil || back != c || string(text) != c.String() {

@@ -55,6 +55,13 @@ type subOptions[T any] struct {
 	// redrive is the handler's queue of what its From sources of dead
 	// letters deliver, or nil: see Broker.Handle. Closed with ch.
 	redrive chan T
+	// feed is what a follower reads (see Follow), nil for a subscription
+	// that is sent to; follower is its engine, for Broker.Follow. pumped is
+	// closed when the goroutine that feeds a channel follower's channel
+	// ends, having closed it. Never change after Subscribe.
+	feed     feed[T]
+	follower any
+	pumped   chan struct{}
 }
 
 // name returns the subscription's Name.
@@ -94,9 +101,53 @@ func (s *sub[T]) sealLocked() {
 }
 
 func (s *sub[T]) closeLocked() {
+	if s.opt != nil && s.opt.feed != nil {
+		s.opt.feed.end() // the follower quits
+		if s.opt.pumped != nil {
+			return // its pump closes the channel
+		}
+	}
 	close(s.ch)
 	if s.opt != nil && s.opt.redrive != nil {
 		close(s.opt.redrive)
+	}
+}
+
+// skip counts and reports the run of n values of a retained type, from
+// offset first on, that a follower skipped.
+func (s *sub[T]) skip(first, n uint64) {
+	s.lost.addN(Skipped, n)
+	if s.opt != nil && s.opt.onLoss != nil {
+		callOnLoss(s.opt.onLoss, Loss[T]{Cause: Skipped, Offset: first, Count: n})
+	}
+}
+
+// pump feeds a channel follower's channel from the log, waiting for room
+// rather than losing a value, and commits what the channel took. It closes
+// the channel when the follower quits.
+func (s *sub[T]) pump() {
+	fd := s.opt.feed
+	defer func() {
+		close(s.ch)
+		s.b.running.Add(-1)
+		close(s.opt.pumped)
+	}()
+	quit := fd.quitting()
+	for {
+		v, off, err := fd.next(nil)
+		if err != nil {
+			return
+		}
+		select {
+		case s.ch <- v:
+			fd.commit(off)
+		case <-quit:
+			if s.sealed.Load() {
+				// Read for this subscription, which Shutdown closed first.
+				s.lose(Loss[T]{Cause: Closed, Value: v}, nil)
+			}
+			return
+		}
 	}
 }
 
@@ -264,6 +315,12 @@ func (s *sub[T]) stats() SubscriptionStats {
 		if rd := s.opt.redrive; rd != nil {
 			st.Capacity += cap(rd)
 			st.Queued += len(rd)
+		}
+		if fd := s.opt.feed; fd != nil {
+			st.Follower = fd.followerStats()
+			if s.opt.pumped == nil {
+				st.Queued = int(min(st.Follower.Lag, 1<<31-1)) // the log is its queue
+			}
 		}
 		st.Name = s.opt.name
 		if h := s.opt.handler; h != nil {

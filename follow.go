@@ -1,0 +1,594 @@
+package topic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A Follower reads the log of a retained type at its own pace: it keeps a
+// position, an offset into the log, and reads every value from there on, in
+// offset order. Publishers never wait for it and never send to it; a slow
+// follower just has a lower offset, and loses nothing while the log keeps
+// what it has not read. Only retention makes it lose: when the values at its
+// position have been trimmed, it jumps to the oldest value kept, and the
+// first record it reads after the gap says how many it missed (Skipped),
+// counted in its Lost.Skipped and reported to its OnLoss function.
+//
+// A Follower holds no copy of values, only its position: it costs the same
+// however far behind it is. It is made by Broker.Follow. Read and Next may
+// be called by one goroutine at a time; Seek, Commit, Offset and Close from
+// any. A Follower that is never closed is kept by the broker, like a
+// subscription, and listed by Subscriptions.
+type Follower[T any] struct {
+	s *sub[T]
+	f *follower[T]
+}
+
+// ErrClosed is returned by a Follower's Next and Wait once it is closed, by
+// Close, its Context or Broker.Shutdown.
+var ErrClosed = errors.New("topic: follower closed")
+
+// Follow returns a follower of the retained type T. Without options it
+// starts with the next value published. The options it takes:
+//
+//   - Replay starts it elsewhere: Earliest, an offset (At), the last n
+//     values (Last), or Next.
+//   - Name makes it durable: the broker keeps the last offset it committed
+//     under that name, and a follower of T started again under the same
+//     name, once the first is closed, resumes after it (Replay then
+//     applies only while nothing is committed). Two live followers of T
+//     cannot share a name: the second Follow panics.
+//   - AckWait makes a durable follower at least once: what it has read and
+//     not committed for that long is read again, from the last committed
+//     offset on, by its next Read.
+//   - OnLoss receives each run of values it skipped (Cause Skipped, with
+//     Offset and Count), and each value published after Shutdown closed it
+//     (Closed).
+//   - Context closes it when ctx ends.
+//
+// Other options make Follow panic. Follow panics if T is not retained; after
+// Shutdown it returns a closed follower. Subscribe and Handle take the Follow
+// option to make a channel or a handler that follows the log the same way.
+func (b *Broker) Follow[T any](opts ...Option[T]) *Follower[T] {
+	s := &sub[T]{b: b}
+	c := config[T]{sub: s}
+	for _, o := range opts {
+		if o.apply != nil {
+			o.apply(&c)
+		}
+	}
+	c.follow = followPull // whatever the options say
+	if ch, _ := b.subscribeFollower(s, &c, nil); ch == nil {
+		f := &follower[T]{quit: make(chan struct{})} // shut down
+		close(f.quit)
+		return &Follower[T]{f: f}
+	}
+	return &Follower[T]{s: s, f: s.opt.follower.(*follower[T])}
+}
+
+// Read reads up to len(buf) records into buf, from the follower's position
+// on, without waiting, and returns how many; zero if it is caught up. It
+// moves the position past them. A record's Skipped field counts the values
+// retention trimmed before the follower reached them, just before that
+// record.
+func (x *Follower[T]) Read(buf []Record[T]) int { return x.f.read(buf) }
+
+// Next waits for the next record and returns it, or ctx's error, or
+// ErrClosed.
+func (x *Follower[T]) Next(ctx context.Context) (Record[T], error) {
+	var buf [1]Record[T]
+	for {
+		if x.f.read(buf[:]) == 1 {
+			return buf[0], nil
+		}
+		if err := x.f.wait(ctx.Done()); err != nil {
+			if err == errQuit {
+				return Record[T]{}, ErrClosed
+			}
+			return Record[T]{}, ctx.Err()
+		}
+	}
+}
+
+// Wait returns once a record can be read, or ctx's error, or ErrClosed.
+func (x *Follower[T]) Wait(ctx context.Context) error {
+	switch err := x.f.wait(ctx.Done()); err {
+	case nil:
+		return nil
+	case errQuit:
+		return ErrClosed
+	}
+	return ctx.Err()
+}
+
+// Seek moves the follower's position to offset o, from any goroutine, with
+// the rules of a start: below the oldest value kept, its next read skips to
+// it and reports what it skipped; past the end, it waits for o. Seek on a
+// closed follower does nothing.
+func (x *Follower[T]) Seek(o uint64) { x.f.seek(o) }
+
+// Offset returns the offset the follower reads next.
+func (x *Follower[T]) Offset() uint64 { return x.f.pos.Load() }
+
+// Commit records that every value up to offset o is handled: a durable
+// follower started again under its name resumes after o, and AckWait reads
+// nothing up to o again. Committing an offset below one committed before
+// does nothing. Committing an offset the follower has not read panics.
+func (x *Follower[T]) Commit(o uint64) { x.f.commit(o) }
+
+// Committed returns the last offset committed, and false if none is.
+func (x *Follower[T]) Committed() (uint64, bool) {
+	c := x.f.committed.Load()
+	return c - 1, c > 0
+}
+
+// Close closes the follower: its Next and Wait return ErrClosed, it leaves
+// Subscriptions, and its name, if any, is free again, with its committed
+// offset kept. Close is idempotent.
+func (x *Follower[T]) Close() {
+	if x.s != nil {
+		x.s.cancel()
+	}
+}
+
+// AckWait makes a durable follower read again what it has read and not
+// committed for d: its next Read after d starts again after the last offset
+// committed. A d of zero or less sets no wait. Given to anything but a
+// follower with a Name, it makes Subscribe, Handle or Follow panic. Given
+// more than once, the last one wins.
+func AckWait[T any](d time.Duration) Option[T] {
+	return Option[T]{apply: func(c *config[T]) {
+		c.ackWait = max(d, 0)
+		c.ackWaitSet = true
+	}}
+}
+
+// Follow makes a subscription (Subscribe) or a handler (Handle) of T, or of
+// Record[T], a follower of the retained type T: it reads T's log at its own
+// pace, like a Follower, instead of receiving what publishers send. A
+// channel follower is fed by a goroutine of its own, which waits for room in
+// the channel rather than lose a value: a slow receiver loses nothing while
+// the log keeps it. A handler follower takes each value from the log once it
+// is done with the one before: with Retry, a retry's back-off keeps the
+// values after it in the log, not in a queue, however long it takes. Replay,
+// Name, AckWait (with a Name), OnLoss and Context apply as to Broker.Follow;
+// Buffer sets a channel follower's capacity (one by default). From and
+// Overflow make Subscribe and Handle panic. Subscribe and Handle panic if
+// the type is not retained.
+//
+// A channel follower commits a value once its channel has taken it (so a
+// durable one that must resume exactly where its receiver stopped should
+// have a Buffer of zero); a handler commits once its function returned nil,
+// or the value is dead-lettered or lost. Broker.Seek moves a named one.
+func Follow[T any]() Option[T] { return follow[T](followChannel) }
+
+// follow is the Follow option, for a channel, a handler or a Follower.
+func follow[T any](k followKind) Option[T] {
+	return Option[T]{apply: func(c *config[T]) { c.follow = k }}
+}
+
+// followKind is the form of a follower: none, or how it is read.
+type followKind uint8
+
+const (
+	followNone followKind = iota
+	followChannel
+	followPull
+)
+
+// checkFollow panics if c, a follower's configuration, has an option a
+// follower does not take; what names the call.
+func (c *config[T]) checkFollow(what string) {
+	switch {
+	case len(c.srcs) > 0:
+		panic("topic: From is not an option of a follower (" + what + ")")
+	case c.policySet:
+		panic("topic: Overflow is not an option of a follower (" + what + ")")
+	case c.ackWaitSet && c.name == "":
+		panic("topic: AckWait needs a Name: only a durable follower commits")
+	case c.follow == followPull && c.capacitySet:
+		panic("topic: Buffer is not an option of Follow")
+	case c.follow == followPull && c.handlerOnly != "":
+		panic("topic: " + c.handlerOnly + " is an option of Broker.Handle, not Follow")
+	}
+}
+
+// Seek moves the live follower of the retained type T named name to offset
+// o, as Follower.Seek does, and reports whether there is one. A name with no
+// live follower is left as it is: its committed offset does not change.
+func (b *Broker) Seek[T any](name string, o uint64) bool {
+	l := b.logOf[T]()
+	if l == nil {
+		return false
+	}
+	l.names.mu.Lock()
+	d := l.names.m[name]
+	var live seeker
+	if d != nil {
+		live = d.live
+	}
+	l.names.mu.Unlock()
+	if live == nil {
+		return false
+	}
+	live.seek(o)
+	return true
+}
+
+// A feed is what a channel or handler follower of type V reads: a follower
+// of T, with the values as V (T, or Record[T]).
+type feed[V any] interface {
+	// next waits for the next value, or until quit or stop is closed
+	// (errQuit, errStop); its offset is for commit.
+	next(stop <-chan struct{}) (v V, off uint64, err error)
+	commit(off uint64)
+	tryNext() (v V, off uint64, ok bool)
+	lag() uint64
+	followerStats() *FollowerStats
+	probeWait(stop <-chan struct{}, probes <-chan chan probeResult, a answerer) error
+	quitting() <-chan struct{}
+	end()
+}
+
+// An answerer answers the drain's probes for a follower that waits: its
+// handler.
+type answerer interface{ answerProbe(r chan probeResult) }
+
+// A feedMaker makes the feeds of a log's entry: values of T for the entry of
+// T, records for that of Record[T] (see logReplay).
+type feedMaker[V any] interface {
+	newFeed(st *start, skip func(first, n uint64)) (feed[V], any)
+}
+
+func (r logReplay[T, V]) newFeed(st *start, skip func(first, n uint64)) (feed[V], any) {
+	f := newFollower(r.l, st, skip)
+	var fd any = valueFeed[T]{f}
+	if r.records {
+		fd = recordFeed[T]{f}
+	}
+	return fd.(feed[V]), f // Safety: V is T, or Record[T] if records is set
+}
+
+var (
+	errQuit = errors.New("topic: follower quit")
+	errStop = errors.New("topic: wait stopped")
+)
+
+// follower is the engine of a follower: a position in the log of T.
+type follower[T any] struct {
+	l *logOf[T]
+	// pos is the offset read next. Its reader moves it with a
+	// compare-and-swap from the offset it read from, so that a concurrent
+	// Seek wins: what the reader read is then dropped and read again from
+	// the new position.
+	pos       atomic.Uint64
+	committed atomic.Uint64 // the offset committed last, plus one; 0: none
+	delivered atomic.Uint64 // the offset read last, plus one; 0: none
+	// readAt is when the first value read and not committed was read
+	// (logOf.now), plus one, for AckWait; 0: none.
+	readAt  atomic.Int64
+	ackWait time.Duration // never changes
+	// skipped is what the reader skipped and has not yet told in a
+	// record's Skipped field. Reader only.
+	skipped uint64
+	named   *durable // the name's entry, nil if unnamed; never changes
+	// skip counts and reports a run of values skipped: the subscription's.
+	skip func(first, n uint64)
+	wake chan struct{} // buffered 1: a publication, a seek or a quit
+	quit chan struct{} // closed when the subscription is cancelled or closed
+	buf  [1]Record[T]  // next's; reader only
+}
+
+// A durable is what the broker keeps of a follower's name.
+type durable struct {
+	committed uint64 // the offset committed last, plus one; 0: none. Guarded by names.mu.
+	live      seeker // the live follower with the name, or nil. Guarded by names.mu.
+}
+
+// A seeker is a follower of any type.
+type seeker interface{ seek(o uint64) }
+
+// names are the durable names of a log's followers.
+type names struct {
+	mu sync.Mutex
+	m  map[string]*durable
+}
+
+// newFollower makes the follower of subscription s, configured by c, from
+// its start on; it claims c's name, if any.
+func newFollower[T any](l *logOf[T], c *start, skip func(first, n uint64)) *follower[T] {
+	f := &follower[T]{l: l, ackWait: c.ackWait, skip: skip, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	tail := l.tail.Load()
+	from := c.at.from(l.head(tail), tail)
+	if c.name != "" {
+		l.names.mu.Lock()
+		defer l.names.mu.Unlock()
+		if l.names.m == nil {
+			l.names.m = make(map[string]*durable)
+		}
+		d := l.names.m[c.name]
+		if d == nil {
+			d = &durable{}
+			l.names.m[c.name] = d
+		}
+		if d.live != nil {
+			panic(fmt.Sprintf("topic: a follower of %v named %q is live", reflect.TypeFor[T](), c.name))
+		}
+		d.live = f
+		if d.committed > 0 {
+			from = d.committed // resume after the last offset committed
+			f.committed.Store(d.committed)
+			f.delivered.Store(d.committed)
+		}
+		f.named = d
+	}
+	f.pos.Store(from)
+	return f
+}
+
+// start is what a follower starts from.
+type start struct {
+	at      Start
+	name    string
+	ackWait time.Duration
+}
+
+// read reads up to len(buf) records from the position on, without waiting.
+func (f *follower[T]) read(buf []Record[T]) int {
+	l := f.l
+	if l == nil || len(buf) == 0 || closed(f.quit) {
+		return 0
+	}
+	for {
+		from := f.pos.Load()
+		o := from
+		if t := f.readAt.Load(); f.ackWait > 0 && t > 0 && l.now()-(t-1) > int64(f.ackWait) {
+			o = f.committed.Load() // not committed in time: read it again
+			f.readAt.Store(0)
+		}
+		first := o
+		// Without the sequencing point: tail, then the ring (see logOf).
+		tail := l.tail.Load()
+		r := l.ring.Load()
+		var skipped uint64
+		if h := l.head(tail); o < h {
+			skipped, o = h-o, h
+		}
+		var now int64
+		if l.limit.Age > 0 {
+			now = l.now()
+		}
+		n := 0
+		for ; o < tail && n < len(buf); o++ {
+			v, nanos, st := r.read(o)
+			if st != readOK || l.expired(nanos, now) {
+				if n > 0 {
+					break // trimmed since, after what was read: the next read tells
+				}
+				skipped++
+				continue
+			}
+			buf[n] = Record[T]{Offset: o, Time: l.timeOf(nanos), Value: v}
+			n++
+		}
+		if !f.pos.CompareAndSwap(from, o) {
+			continue // a Seek moved the position meanwhile: read from there
+		}
+		if skipped > 0 {
+			f.skipped += skipped
+			f.skip(first, skipped)
+		}
+		if n == 0 {
+			return 0
+		}
+		buf[0].Skipped, f.skipped = f.skipped, 0
+		if o > f.delivered.Load() {
+			f.delivered.Store(o)
+		}
+		if f.ackWait > 0 && f.readAt.Load() == 0 {
+			f.readAt.Store(l.now() + 1) // 0 is none
+		}
+		return n
+	}
+}
+
+// ready reports whether a read would find a record.
+func (f *follower[T]) ready() bool { return f.pos.Load() < f.l.tail.Load() }
+
+// wait waits until a read would find a record (nil), or the follower quits
+// (errQuit), or stop is closed (errStop).
+func (f *follower[T]) wait(stop <-chan struct{}) error {
+	return f.probeWait(stop, nil, nil)
+}
+
+// probeWait is wait, answering the drain's probes meanwhile.
+func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeResult, a answerer) error {
+	if f.l == nil {
+		return errQuit
+	}
+	for {
+		switch {
+		case closed(f.quit):
+			return errQuit
+		case f.ready():
+			return nil
+		}
+		f.l.waiters.add(f.wake)
+		if f.ready() || closed(f.quit) { // published between the check and the add
+			f.l.waiters.remove(f.wake)
+			continue
+		}
+		select {
+		case <-f.wake:
+		case <-f.quit:
+		case r := <-probes:
+			a.answerProbe(r)
+		case <-stop:
+			f.l.waiters.remove(f.wake)
+			return errStop
+		}
+		f.l.waiters.remove(f.wake)
+	}
+}
+
+func (f *follower[T]) seek(o uint64) {
+	if f.l == nil || closed(f.quit) {
+		return
+	}
+	f.pos.Store(o)
+	f.poke()
+}
+
+// poke wakes the follower if it waits.
+func (f *follower[T]) poke() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *follower[T]) commit(o uint64) {
+	if d := f.delivered.Load(); o >= d {
+		panic(fmt.Sprintf("topic: Commit of offset %d, which the follower has not read (it read up to %d)", o, int64(d)-1))
+	}
+	for {
+		c := f.committed.Load()
+		if o+1 <= c {
+			return // committed already
+		}
+		if f.committed.CompareAndSwap(c, o+1) {
+			break
+		}
+	}
+	if o+1 >= f.delivered.Load() {
+		f.readAt.Store(0) // nothing read is uncommitted
+	}
+	if d := f.named; d != nil {
+		f.l.names.mu.Lock()
+		d.committed = max(d.committed, o+1)
+		f.l.names.mu.Unlock()
+	}
+}
+
+// lag returns the values kept after the position.
+func (f *follower[T]) lag() uint64 {
+	tail := f.l.tail.Load()
+	return tail - min(max(f.pos.Load(), f.l.head(tail)), tail)
+}
+
+// end releases the follower, once, when its subscription is cancelled or
+// closed: it quits, and its name is free.
+func (f *follower[T]) end() {
+	if closed(f.quit) {
+		return
+	}
+	close(f.quit)
+	if d := f.named; d != nil {
+		f.l.names.mu.Lock()
+		d.live = nil
+		f.l.names.mu.Unlock()
+	}
+}
+
+// FollowerStats are the counts of a follower.
+type FollowerStats struct {
+	Offset    uint64 `json:"offset"`    // the offset it reads next
+	Committed uint64 `json:"committed"` // the offsets below are committed
+	Lag       uint64 `json:"lag"`       // the values kept from its offset on: published, not yet read
+}
+
+func (f *follower[T]) followerStats() *FollowerStats {
+	return &FollowerStats{Offset: f.pos.Load(), Committed: f.committed.Load(), Lag: f.lag()}
+}
+
+// A valueFeed is a follower read as values of T; a recordFeed as records.
+type (
+	valueFeed[T any]  struct{ *follower[T] }
+	recordFeed[T any] struct{ *follower[T] }
+)
+
+func (f valueFeed[T]) tryNext() (T, uint64, bool) {
+	if f.read(f.buf[:]) == 1 {
+		return f.buf[0].Value, f.buf[0].Offset, true
+	}
+	var zero T
+	return zero, 0, false
+}
+
+func (f recordFeed[T]) tryNext() (Record[T], uint64, bool) {
+	if f.read(f.buf[:]) == 1 {
+		return f.buf[0], f.buf[0].Offset, true
+	}
+	return Record[T]{}, 0, false
+}
+
+func (f *follower[T]) quitting() <-chan struct{} { return f.quit }
+
+func (f valueFeed[T]) next(stop <-chan struct{}) (T, uint64, error) {
+	r, err := f.nextRecord(stop)
+	return r.Value, r.Offset, err
+}
+
+func (f recordFeed[T]) next(stop <-chan struct{}) (Record[T], uint64, error) {
+	r, err := f.nextRecord(stop)
+	return r, r.Offset, err
+}
+
+// nextRecord waits for the next record.
+func (f *follower[T]) nextRecord(stop <-chan struct{}) (Record[T], error) {
+	for {
+		if f.read(f.buf[:]) == 1 {
+			return f.buf[0], nil
+		}
+		if err := f.wait(stop); err != nil {
+			return Record[T]{}, err
+		}
+	}
+}
+
+// A waitList holds the wake channels of the followers waiting for the next
+// value of a log. A publication wakes them all, at a cost only when some
+// wait: it loads n after storing the log's tail, and a follower adds itself
+// before it checks the tail again, so one of the two sees the other.
+type waitList struct {
+	n  atomic.Int32
+	mu sync.Mutex
+	m  map[chan struct{}]struct{}
+}
+
+func (w *waitList) add(c chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = make(map[chan struct{}]struct{})
+	}
+	w.m[c] = struct{}{}
+	w.n.Store(int32(len(w.m)))
+}
+
+func (w *waitList) remove(c chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.m, c)
+	w.n.Store(int32(len(w.m)))
+}
+
+// wake wakes every follower waiting; each takes itself off the list.
+func (w *waitList) wake() {
+	if w.n.Load() == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for c := range w.m {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
