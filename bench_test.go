@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/seedaa7df82c/topic"
@@ -709,5 +710,178 @@ func BenchmarkRetainedMemory(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/value")
 		runtime.KeepAlive(&br)
+	}
+}
+
+// Followers (see topic.Follow).
+
+// BenchmarkPublishRetainedFollowed publishes a retained type that one
+// follower reads, one record per publication, on the same goroutine: against
+// BenchmarkPublishDirect, the cost of the log.
+func BenchmarkPublishRetainedFollowed(b *testing.B) {
+	var br topic.Broker
+	br.Retain[Value](topic.Retention{Count: 1024})
+	f := br.Follow[Value]()
+	defer f.Close()
+	buf := make([]topic.Record[Value], 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(value)
+		f.Read(buf)
+	}
+}
+
+// BenchmarkPublishRetainedFollowedParallel publishes one retained type from
+// GOMAXPROCS goroutines while a follower reads it on a goroutine of its own.
+func BenchmarkPublishRetainedFollowedParallel(b *testing.B) {
+	var br topic.Broker
+	br.Retain[Value](topic.Retention{Count: 1 << 16})
+	f := br.Follow[Value]()
+	done := make(chan struct{})
+	go func() {
+		buf := make([]topic.Record[Value], 256)
+		for f.Wait(context.Background()) == nil {
+			f.Read(buf)
+		}
+		close(done)
+	}()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			br.Publish(value)
+		}
+	})
+	b.StopTimer()
+	f.Close()
+	<-done
+}
+
+// BenchmarkPublishFollowers publishes a retained type that n followers read
+// on goroutines of their own, busy (reading in batches, never waiting).
+func BenchmarkPublishFollowers(b *testing.B) {
+	for _, n := range []int{1, 10, 100, 1000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			var br topic.Broker
+			br.Retain[Value](topic.Retention{Count: 1 << 16})
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for range n {
+				f := br.Follow[Value]()
+				wg.Go(func() {
+					defer f.Close()
+					buf := make([]topic.Record[Value], 64)
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if f.Read(buf) == 0 {
+							runtime.Gosched()
+						}
+					}
+				})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				br.Publish(value)
+			}
+			b.StopTimer()
+			close(stop)
+			wg.Wait()
+		})
+	}
+}
+
+// BenchmarkFollowerRead reads a retained log of 4096 values with a follower,
+// in batches of n; ns/value is the figure to read against BenchmarkRawSend.
+func BenchmarkFollowerRead(b *testing.B) {
+	const kept = 4096
+	for _, n := range []int{1, 64} {
+		b.Run("batch="+strconv.Itoa(n), func(b *testing.B) {
+			var br topic.Broker
+			br.Retain[Value](topic.Retention{Count: kept})
+			for range kept {
+				br.Publish(value)
+			}
+			f := br.Follow(topic.Replay[Value](topic.Earliest()))
+			defer f.Close()
+			buf := make([]topic.Record[Value], n)
+			b.ReportAllocs()
+			read := 0
+			for b.Loop() {
+				if f.Read(buf) == 0 {
+					f.Seek(0)
+					continue
+				}
+				read += n
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(read, 1)), "ns/value")
+		})
+	}
+}
+
+// BenchmarkFollowerReplay reads 10,000 retained values with a new follower
+// from the earliest: the replay of a follower.
+func BenchmarkFollowerReplay(b *testing.B) {
+	const n = 10000
+	var br topic.Broker
+	br.Retain[Pair](topic.Retention{Count: n})
+	for i := range n {
+		br.Publish(Pair{int64(i), int64(i)})
+	}
+	buf := make([]topic.Record[Pair], 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		f := br.Follow(topic.Replay[Pair](topic.Earliest()))
+		got := 0
+		for k := f.Read(buf); k > 0; k = f.Read(buf) {
+			got += k
+		}
+		if got != n {
+			b.Fatalf("read %d, want %d", got, n)
+		}
+		f.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/value")
+}
+
+// BenchmarkHandlerFollower is BenchmarkHandler with a handler that follows
+// the log of a retained type instead of a queue.
+func BenchmarkHandlerFollower(b *testing.B) {
+	var br topic.Broker
+	br.Retain[burst](topic.Retention{Count: 4 * burstLen})
+	done := make(chan struct{})
+	stop := br.Handle(func(_ context.Context, v burst) error {
+		if v.Last {
+			done <- struct{}{}
+		}
+		return nil
+	}, topic.Follow[burst]())
+	publishBursts(b, &br, done)
+	b.StopTimer()
+	stop()
+}
+
+// BenchmarkFollowerMemory reports the memory held by each of 10,000 idle
+// followers of one retained type.
+func BenchmarkFollowerMemory(b *testing.B) {
+	const n = 10000
+	var before, after runtime.MemStats
+	for b.Loop() {
+		var br topic.Broker
+		br.Retain[Value](topic.Retention{Count: 16})
+		fs := make([]*topic.Follower[Value], n)
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range fs {
+			fs[i] = br.Follow[Value]()
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/follower")
+		for _, f := range fs {
+			f.Close()
+		}
 	}
 }

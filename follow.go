@@ -279,7 +279,7 @@ type follower[T any] struct {
 	named   *durable // the name's entry, nil if unnamed; never changes
 	// skip counts and reports a run of values skipped: the subscription's.
 	skip func(first, n uint64)
-	wake chan struct{} // buffered 1: a publication, a seek or a quit
+	wake *waiter       // its place in the log's waitList
 	quit chan struct{} // closed when the subscription is cancelled or closed
 	buf  [1]Record[T]  // next's; reader only
 }
@@ -302,7 +302,7 @@ type names struct {
 // newFollower makes the follower of subscription s, configured by c, from
 // its start on; it claims c's name, if any.
 func newFollower[T any](l *logOf[T], c *start, skip func(first, n uint64)) *follower[T] {
-	f := &follower[T]{l: l, ackWait: c.ackWait, skip: skip, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	f := &follower[T]{l: l, ackWait: c.ackWait, skip: skip, wake: newWaiter(), quit: make(chan struct{})}
 	tail := l.tail.Load()
 	from := c.at.from(l.head(tail), tail)
 	if c.name != "" {
@@ -424,7 +424,7 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 			continue
 		}
 		select {
-		case <-f.wake:
+		case <-f.wake.c:
 		case <-f.quit:
 		case r := <-probes:
 			a.answerProbe(r)
@@ -447,7 +447,7 @@ func (f *follower[T]) seek(o uint64) {
 // poke wakes the follower if it waits.
 func (f *follower[T]) poke() {
 	select {
-	case f.wake <- struct{}{}:
+	case f.wake.c <- struct{}{}:
 	default:
 	}
 }
@@ -551,44 +551,61 @@ func (f *follower[T]) nextRecord(stop <-chan struct{}) (Record[T], error) {
 	}
 }
 
-// A waitList holds the wake channels of the followers waiting for the next
-// value of a log. A publication wakes them all, at a cost only when some
+// A waitList holds the followers waiting for the next value of a log. A
+// publication wakes them all and empties the list, at a cost only when some
 // wait: it loads n after storing the log's tail, and a follower adds itself
 // before it checks the tail again, so one of the two sees the other.
 type waitList struct {
 	n  atomic.Int32
 	mu sync.Mutex
-	m  map[chan struct{}]struct{}
+	ws []*waiter // guarded by mu
 }
 
-func (w *waitList) add(c chan struct{}) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = make(map[chan struct{}]struct{})
+// A waiter is a follower's place in a waitList.
+type waiter struct {
+	c chan struct{} // buffered 1: a publication, a seek or a quit
+	i int           // its index in the list, -1 if not in it; guarded by the list's mu
+}
+
+func newWaiter() *waiter { return &waiter{c: make(chan struct{}, 1), i: -1} }
+
+func (l *waitList) add(w *waiter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w.i < 0 {
+		w.i = len(l.ws)
+		l.ws = append(l.ws, w)
+		l.n.Store(int32(len(l.ws)))
 	}
-	w.m[c] = struct{}{}
-	w.n.Store(int32(len(w.m)))
 }
 
-func (w *waitList) remove(c chan struct{}) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.m, c)
-	w.n.Store(int32(len(w.m)))
+func (l *waitList) remove(w *waiter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i := w.i; i >= 0 {
+		last := l.ws[len(l.ws)-1]
+		l.ws[i], last.i = last, i
+		l.ws[len(l.ws)-1] = nil
+		l.ws = l.ws[:len(l.ws)-1]
+		w.i = -1
+		l.n.Store(int32(len(l.ws)))
+	}
 }
 
-// wake wakes every follower waiting; each takes itself off the list.
-func (w *waitList) wake() {
-	if w.n.Load() == 0 {
+// wake wakes every follower waiting, and empties the list.
+func (l *waitList) wake() {
+	if l.n.Load() == 0 {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for c := range w.m {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, w := range l.ws {
 		select {
-		case c <- struct{}{}:
+		case w.c <- struct{}{}:
 		default:
 		}
+		w.i, l.ws[i] = -1, nil
 	}
+	l.ws = l.ws[:0]
+	l.n.Store(0)
 }
