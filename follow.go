@@ -65,6 +65,7 @@ func (b *Broker) Follow[T any](opts ...Option[T]) *Follower[T] {
 	c.follow = followPull // whatever the options say
 	if ch, _ := b.subscribeFollower(s, &c, nil); ch == nil {
 		f := &follower[T]{quit: make(chan struct{})} // shut down
+		f.ended.Store(true)
 		close(f.quit)
 		return &Follower[T]{f: f}
 	}
@@ -278,10 +279,11 @@ type follower[T any] struct {
 	skipped uint64
 	named   *durable // the name's entry, nil if unnamed; never changes
 	// skip counts and reports a run of values skipped: the subscription's.
-	skip func(first, n uint64)
-	wake *waiter       // its place in the log's waitList
-	quit chan struct{} // closed when the subscription is cancelled or closed
-	buf  [1]Record[T]  // next's; reader only
+	skip  func(first, n uint64)
+	wake  *waiter       // its place in the log's waitList
+	quit  chan struct{} // closed when the subscription is cancelled or closed
+	ended atomic.Bool   // set before quit is closed: cheaper to test
+	buf   [1]Record[T]  // next's; reader only
 }
 
 // A durable is what the broker keeps of a follower's name.
@@ -341,8 +343,11 @@ type start struct {
 // read reads up to len(buf) records from the position on, without waiting.
 func (f *follower[T]) read(buf []Record[T]) int {
 	l := f.l
-	if l == nil || len(buf) == 0 || closed(f.quit) {
+	if l == nil || len(buf) == 0 || f.ended.Load() {
 		return 0
+	}
+	if l.keyed != nil {
+		return f.readKeyed(buf)
 	}
 	for {
 		from := f.pos.Load()
@@ -397,6 +402,36 @@ func (f *follower[T]) read(buf []Record[T]) int {
 	}
 }
 
+// readKeyed is read of a log of RetainLatest, which it reads with its
+// sequencing point held, and which skips nothing (see RetainLatest).
+func (f *follower[T]) readKeyed(buf []Record[T]) int {
+	l := f.l
+	for {
+		from := f.pos.Load()
+		o := from
+		if t := f.readAt.Load(); f.ackWait > 0 && t > 0 && l.now()-(t-1) > int64(f.ackWait) {
+			o = f.committed.Load() // not committed in time: read it again
+			f.readAt.Store(0)
+		}
+		l.mu.Lock()
+		n, next := l.keyed.read(o, l.tail.Load(), l.oldest(l.now()), buf, l.timeOf)
+		l.mu.Unlock()
+		if !f.pos.CompareAndSwap(from, max(next, o)) {
+			continue // a Seek moved the position meanwhile: read from there
+		}
+		if n == 0 {
+			return 0
+		}
+		if next > f.delivered.Load() {
+			f.delivered.Store(next)
+		}
+		if f.ackWait > 0 && f.readAt.Load() == 0 {
+			f.readAt.Store(l.now() + 1) // 0 is none
+		}
+		return n
+	}
+}
+
 // ready reports whether a read would find a record.
 func (f *follower[T]) ready() bool { return f.pos.Load() < f.l.tail.Load() }
 
@@ -413,13 +448,13 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 	}
 	for {
 		switch {
-		case closed(f.quit):
+		case f.ended.Load():
 			return errQuit
 		case f.ready():
 			return nil
 		}
 		f.l.waiters.add(f.wake)
-		if f.ready() || closed(f.quit) { // published between the check and the add
+		if f.ready() || f.ended.Load() { // published between the check and the add
 			f.l.waiters.remove(f.wake)
 			continue
 		}
@@ -437,7 +472,7 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 }
 
 func (f *follower[T]) seek(o uint64) {
-	if f.l == nil || closed(f.quit) {
+	if f.l == nil || f.ended.Load() {
 		return
 	}
 	f.pos.Store(o)
@@ -484,7 +519,7 @@ func (f *follower[T]) lag() uint64 {
 // end releases the follower, once, when its subscription is cancelled or
 // closed: it quits, and its name is free.
 func (f *follower[T]) end() {
-	if closed(f.quit) {
+	if f.ended.Swap(true) {
 		return
 	}
 	close(f.quit)

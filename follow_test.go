@@ -431,9 +431,9 @@ func TestFollowersUnderConcurrentPublishersSeeksAndTrims(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	type result struct {
-		name           string
-		recs           []topic.Record[fOrder]
-		skipped, fresh uint64
+		name    string
+		recs    []topic.Record[fOrder]
+		skipped uint64
 	}
 	results := make(chan result, 8)
 	for i := range 4 {

@@ -1,6 +1,7 @@
 package topic
 
 import (
+	"math"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -59,8 +60,14 @@ func (r Record[T]) recordValue() any { return r.Value }
 // From sources of type T receive the values of a retained T live, like any
 // value, in offset order only if publications do not overlap: replay and
 // the one order are for subscriptions whose own type is T or Record[T].
-// After Shutdown, Retain does nothing.
-func (b *Broker) Retain[T any](r Retention) {
+// After Shutdown, Retain does nothing. RetainLatest declares a log that
+// keeps the latest value of each key instead.
+func (b *Broker) Retain[T any](r Retention) { b.retain(r, func(*logOf[T]) {}, nil) }
+
+// retain is Retain; setup completes the log before it is used, and key is
+// the type of its keys, nil if it keeps the latest values rather than those
+// of each key.
+func (b *Broker) retain[T any](r Retention, setup func(*logOf[T]), key reflect.Type) {
 	if r.Count <= 0 {
 		panic("topic: Retention.Count must be positive")
 	}
@@ -88,7 +95,7 @@ func (b *Broker) Retain[T any](r Retention) {
 		e = b.addEntryLocked(newEntry[T](nil, typ, false))
 	}
 	if old := e.log.Load(); old != nil {
-		if old.limit != r {
+		if old.limit != r || old.key != key {
 			panic("topic: " + typ.String() + " is already retained with another bound")
 		}
 		return
@@ -98,8 +105,10 @@ func (b *Broker) Retain[T any](r Retention) {
 		re = b.addEntryLocked(newEntry[Record[T]](nil, reflect.TypeFor[Record[T]](), false))
 	}
 	l := newLog[T](r, re)
-	e.replay = logReplay[T, T]{l, (*logOf[T]).valueLocked, false}
-	re.replay = logReplay[T, Record[T]]{l, (*logOf[T]).recordLocked, true}
+	l.key = key
+	setup(l)
+	e.replay = logReplay[T, T]{l, valueOf[T], false}
+	re.replay = logReplay[T, Record[T]]{l, recordOf[T], true}
 	e.log.Store(&l.logCore)
 	re.log.Store(&l.logCore)
 	// Publications of T now go through the log: set it on T's route, which
@@ -116,13 +125,26 @@ func (b *Broker) Retain[T any](r Retention) {
 // logCore is the part of a retained type's log that does not depend on the
 // type: the sequencing point and the bound.
 type logCore struct {
+	limit Retention    // never changes
+	key   reflect.Type // the type of its keys if it keeps a value per key (RetainLatest); never changes
+	impl  any          // the *logOf[T]; never changes
+	rec   *entry       // the entry of Record[T]; never changes
+	// epoch is when T was retained, with a monotonic reading: a value's
+	// time is epoch plus the monotonic time elapsed, which costs one clock
+	// reading, where the wall clock costs two. wall is epoch without its
+	// monotonic reading. Never change.
+	epoch, wall time.Time
+	_           [cacheLine]byte // what never changes apart from what publishers write
+
 	// mu is the sequencing point. It is never held while a function of the
 	// user's runs, and nothing else is locked under it but Broker.mu.
-	mu    sync.Mutex
-	limit Retention // never changes
-	impl  any       // the *logOf[T]; never changes
-	rec   *entry    // the entry of Record[T]; never changes
+	mu   sync.Mutex
+	last int64 // the time of the last value; guarded by mu
 }
+
+// cacheLine is the size of a cache line on the machines this is tuned for:
+// fields written by publishers are kept off the lines readers read alone.
+const cacheLine = 64
 
 // logOf is the log of a retained type T: a ring of the latest values.
 //
@@ -134,27 +156,26 @@ type logCore struct {
 // that ring, or gone.
 type logOf[T any] struct {
 	logCore
+	_ [cacheLine - 16]byte // mu and last on a line of their own
 
 	ring atomic.Pointer[ring[T]] // grows by doubling, from 8 to limit.Count; stored under mu
 	tail atomic.Uint64           // the offset of the next value; stored under mu
 	// aged is the offset below which values are older than limit.Age, as
 	// far as a trim has found; it only grows.
-	aged    atomic.Uint64
-	last    int64    // the time of the last value; guarded by mu
+	aged atomic.Uint64
+	_    [cacheLine - 24]byte
+
 	waiters waitList // the followers waiting for the next value
 	names   names    // the durable names of followers
-
-	// epoch is when T was retained, with a monotonic reading: a value's
-	// time is epoch plus the monotonic time elapsed, which costs one clock
-	// reading, where the wall clock costs two. wall is epoch without its
-	// monotonic reading. Never change.
-	epoch, wall time.Time
+	// keyed keeps the values, one per key, of a log of RetainLatest, which
+	// has no ring; nil otherwise. Guarded by mu; never changes.
+	keyed keyedLog[T]
 }
 
 func newLog[T any](r Retention, rec *entry) *logOf[T] {
 	now := time.Now()
-	l := &logOf[T]{epoch: now, wall: now.Round(0)}
-	l.limit, l.impl, l.rec = r, l, rec
+	l := &logOf[T]{}
+	l.limit, l.impl, l.rec, l.epoch, l.wall = r, l, rec, now, now.Round(0)
 	l.ring.Store(newRing[T](min(8, r.Count)))
 	return l
 }
@@ -195,6 +216,11 @@ func (l *logOf[T]) appendLocked(v T, nanos int64) (uint64, int64) {
 	o := l.tail.Load()
 	nanos = max(nanos, l.last)
 	l.last = nanos
+	if l.keyed != nil {
+		l.keyed.put(o, nanos, l.oldest(nanos), v)
+		l.tail.Store(o + 1)
+		return o, nanos
+	}
 	r := l.ring.Load()
 	l.trimLocked(r, o, nanos)
 	if len(r.cells) < l.limit.Count && o >= uint64(len(r.cells)) {
@@ -225,24 +251,39 @@ func (l *logOf[T]) trimLocked(r *ring[T], tail uint64, now int64) {
 	}
 }
 
+// oldest returns the time of the oldest value kept at now.
+func (l *logOf[T]) oldest(now int64) int64 {
+	if l.limit.Age <= 0 {
+		return math.MinInt64
+	}
+	return now - int64(l.limit.Age)
+}
+
 // expired reports whether a value of time nanos is older than the age bound
 // at now.
 func (l *logOf[T]) expired(nanos, now int64) bool {
 	return l.limit.Age > 0 && nanos < now-int64(l.limit.Age)
 }
 
-// valueLocked returns the value at offset o, which must be kept; the caller
-// holds mu, so that no one writes the ring.
-func (l *logOf[T]) valueLocked(o uint64) T {
+// eachLocked calls f with each value kept from offset from to tail, in
+// offset order; the caller holds mu, so that no one writes the log.
+func (l *logOf[T]) eachLocked(from, tail uint64, f func(o uint64, nanos int64, v T)) {
+	if l.keyed != nil {
+		l.keyed.each(from, f)
+		return
+	}
 	r := l.ring.Load()
-	return r.cells[r.index(o)].v
+	for o := from; o < tail; o++ {
+		c := &r.cells[r.index(o)]
+		f(o, c.nanos, c.v)
+	}
 }
 
-// recordLocked returns the record at offset o, as valueLocked does.
-func (l *logOf[T]) recordLocked(o uint64) Record[T] {
-	r := l.ring.Load()
-	s := &r.cells[r.index(o)]
-	return Record[T]{Offset: o, Time: l.timeOf(s.nanos), Value: s.v}
+// valueOf and recordOf make what a replay delivers of the value at offset o.
+func valueOf[T any](_ *logOf[T], _ uint64, _ int64, v T) T { return v }
+
+func recordOf[T any](l *logOf[T], o uint64, nanos int64, v T) Record[T] {
+	return Record[T]{Offset: o, Time: l.timeOf(nanos), Value: v}
 }
 
 // publish is Publish of a retained type: it appends v and, holding the
@@ -344,7 +385,7 @@ type replayer interface {
 // type V, T or Record[T]; get returns the V at an offset.
 type logReplay[T, V any] struct {
 	l       *logOf[T]
-	get     func(l *logOf[T], o uint64) V
+	get     func(l *logOf[T], o uint64, nanos int64, v T) V
 	records bool // V is Record[T]
 }
 
@@ -380,18 +421,21 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 	o, tail := l.startLocked(from)
 	if own, ok := src.(*sub[V]); ok {
 		var lost lossBuffer[V]
-		for ; o < tail; o++ {
-			own.offer(g, r.get(l, o), &lost)
-		}
+		l.eachLocked(o, tail, func(o uint64, nanos int64, v T) {
+			own.offer(g, r.get(l, o, nanos, v), &lost)
+		})
 		route()
 		l.mu.Unlock()
 		lost.report()
 		return
 	}
-	backlog := make([]V, 0, tail-o)
-	for ; o < tail; o++ {
-		backlog = append(backlog, r.get(l, o))
+	var backlog []V
+	if l.keyed == nil {
+		backlog = make([]V, 0, tail-o)
 	}
+	l.eachLocked(o, tail, func(o uint64, nanos int64, v T) {
+		backlog = append(backlog, r.get(l, o, nanos, v))
+	})
 	route()
 	l.mu.Unlock()
 	for _, v := range backlog {
@@ -407,6 +451,10 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 // trimming the log, and the log's tail.
 func (l *logOf[T]) startLocked(s Start) (from, tail uint64) {
 	tail = l.tail.Load()
+	if l.keyed != nil {
+		l.keyed.trim(l.oldest(l.now()))
+		return l.keyed.start(s, tail), tail
+	}
 	l.trimLocked(l.ring.Load(), tail, l.now())
 	return s.from(l.head(tail), tail), tail
 }
@@ -502,6 +550,9 @@ func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint6
 		}
 		panic("topic: Read of " + reflect.TypeFor[T]().String() + ", which is not retained")
 	}
+	if l.keyed != nil {
+		return l.readKeyed(from, max)
+	}
 	// Without the sequencing point: tail, then the ring (see logOf).
 	tail := l.tail.Load()
 	r := l.ring.Load()
@@ -528,6 +579,19 @@ func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint6
 		skipped++ // trimmed, by count or age, before the first record
 	}
 	return recs, o, skipped
+}
+
+// readKeyed is Broker.Read of a log of RetainLatest: it skips nothing.
+func (l *logOf[T]) readKeyed(from uint64, n int) ([]Record[T], uint64, uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tail := l.tail.Load()
+	if n <= 0 || from >= tail {
+		return nil, from, 0
+	}
+	recs := make([]Record[T], min(n, l.keyed.size()))
+	k, next := l.keyed.read(from, tail, l.oldest(l.now()), recs, l.timeOf)
+	return recs[:k:k], next, 0
 }
 
 // Append publishes v like Publish and, if T is retained, returns the offset
