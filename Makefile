@@ -24,7 +24,7 @@ COUNT    ?=
 TIME     ?=
 FUZZTIME ?= 10s
 FUZZMIN  ?= 1s
-FUZZ     ?= FuzzBrokerMatchesReference
+FUZZ     ?= FuzzBrokerMatchesReference FuzzLogMatchesReference
 COVERMIN ?= 95
 PROF     ?= cpu
 REV      ?=
@@ -110,8 +110,8 @@ fmt-check: ## fail, listing them, if any Go file needs gofmt
 	@files=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .) || exit 1; \
 	if [ -n "$$files" ]; then echo "gofmt needed (run go fmt ./... in its module):"; echo "$$files"; exit 1; fi
 
-fuzz: ## fuzz the broker against the reference for FUZZTIME; FUZZMIN caps each minimization (default 60s ate the budget)
-	$(GO) test -run '^$$' -fuzz '^$(FUZZ)$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .
+fuzz: ## fuzz each target of FUZZ against its reference for FUZZTIME; FUZZMIN caps each minimization (default 60s ate the budget)
+	set -e; for f in $(FUZZ); do $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .; done
 
 smoke: ## every benchmark of every module once, so none rots
 	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x ./...)
