@@ -236,7 +236,9 @@ func logRun(t testing.TB, data []byte, count int) {
 	h.check()
 }
 
-func (h *logHarness) logf(format string, args ...any) { h.log = append(h.log, fmt.Sprintf(format, args...)) }
+func (h *logHarness) logf(format string, args ...any) {
+	h.log = append(h.log, fmt.Sprintf(format, args...))
+}
 
 func (h *logHarness) failf(format string, args ...any) {
 	h.t.Helper()
