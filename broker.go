@@ -279,6 +279,11 @@ func (b *Broker) subscribeFollower[T any](s *sub[T], c *config[T], h func(*sub[T
 	switch {
 	case h != nil:
 		s.opt.handler.start()
+	case s.opt.pumped != nil && s.dead.Load():
+		// Cancelled already (a Context done, or Shutdown): closed at once,
+		// as any subscription, with no pump to start.
+		close(s.ch)
+		close(s.opt.pumped)
 	case s.opt.pumped != nil:
 		b.running.Add(1)
 		go s.pump()

@@ -44,17 +44,21 @@ var ErrClosed = errors.New("topic: follower closed")
 //     applies only while nothing is committed). Two live followers of T
 //     cannot share a name: the second Follow panics.
 //   - AckWait makes a durable follower at least once: what it has read and
-//     not committed for that long is read again, from the last committed
-//     offset on, by its next Read.
+//     not committed for that long is read again, from the first value read
+//     and not committed on, by its next Read.
 //   - OnLoss receives each run of values it skipped (Cause Skipped, with
 //     Offset and Count), and each value published after Shutdown closed it
 //     (Closed).
 //   - Context closes it when ctx ends.
 //
-// Other options make Follow panic. Follow panics if T is not retained; after
+// Other options make Follow panic. Follow panics if T is not retained, or is
+// a Record type (its Read gives records already); after
 // Shutdown it returns a closed follower. Subscribe and Handle take the Follow
 // option to make a channel or a handler that follows the log the same way.
 func (b *Broker) Follow[T any](opts ...Option[T]) *Follower[T] {
+	if _, ok := any(*new(T)).(interface{ recordValue() any }); ok {
+		panic("topic: Follow of " + reflect.TypeFor[T]().String() + ": a Follower reads records of the type it follows; follow that type")
+	}
 	s := &sub[T]{b: b}
 	c := config[T]{sub: s}
 	for _, o := range opts {
@@ -138,8 +142,9 @@ func (x *Follower[T]) Close() {
 }
 
 // AckWait makes a durable follower read again what it has read and not
-// committed for d: its next Read after d starts again after the last offset
-// committed. A d of zero or less sets no wait. Given to anything but a
+// committed for d: its next Read after d starts again at the first value it
+// read and has not committed (after the last offset committed, or where it
+// started or was moved to, if it committed nothing since). A d of zero or less sets no wait. Given to anything but a
 // follower with a Name, it makes Subscribe, Handle or Follow panic. Given
 // more than once, the last one wins.
 func AckWait[T any](d time.Duration) Option[T] {
@@ -272,7 +277,11 @@ type follower[T any] struct {
 	delivered atomic.Uint64 // the offset read last, plus one; 0: none
 	// readAt is when the first value read and not committed was read
 	// (logOf.now), plus one, for AckWait; 0: none.
-	readAt  atomic.Int64
+	readAt atomic.Int64
+	// unread is the offset of the first value read while nothing read was
+	// uncommitted (readAt was 0): AckWait reads again from there, or from
+	// the last offset committed since, if later. Reader only.
+	unread  uint64
 	ackWait time.Duration // never changes
 	// skipped is what the reader skipped and has not yet told in a
 	// record's Skipped field. Reader only.
@@ -305,8 +314,15 @@ type names struct {
 // its start on; it claims c's name, if any.
 func newFollower[T any](l *logOf[T], c *start, skip func(first, n uint64)) *follower[T] {
 	f := &follower[T]{l: l, ackWait: c.ackWait, skip: skip, wake: newWaiter(), quit: make(chan struct{})}
-	tail := l.tail.Load()
-	from := c.at.from(l.head(tail), tail)
+	var from uint64
+	if l.keyed != nil {
+		l.mu.Lock()
+		from = l.keyed.start(c.at, l.tail.Load()) // its keys, not its last offsets
+		l.mu.Unlock()
+	} else {
+		tail := l.tail.Load()
+		from = c.at.from(l.head(tail), tail)
+	}
 	if c.name != "" {
 		l.names.mu.Lock()
 		defer l.names.mu.Unlock()
@@ -353,7 +369,7 @@ func (f *follower[T]) read(buf []Record[T]) int {
 		from := f.pos.Load()
 		o := from
 		if t := f.readAt.Load(); f.ackWait > 0 && t > 0 && l.now()-(t-1) > int64(f.ackWait) {
-			o = f.committed.Load() // not committed in time: read it again
+			o = f.rereadFrom(o) // not committed in time: read it again
 			f.readAt.Store(0)
 		}
 		first := o
@@ -396,6 +412,7 @@ func (f *follower[T]) read(buf []Record[T]) int {
 			f.delivered.Store(o)
 		}
 		if f.ackWait > 0 && f.readAt.Load() == 0 {
+			f.unread = buf[0].Offset
 			f.readAt.Store(l.now() + 1) // 0 is none
 		}
 		return n
@@ -410,7 +427,7 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 		from := f.pos.Load()
 		o := from
 		if t := f.readAt.Load(); f.ackWait > 0 && t > 0 && l.now()-(t-1) > int64(f.ackWait) {
-			o = f.committed.Load() // not committed in time: read it again
+			o = f.rereadFrom(o) // not committed in time: read it again
 			f.readAt.Store(0)
 		}
 		l.mu.Lock()
@@ -426,10 +443,18 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 			f.delivered.Store(next)
 		}
 		if f.ackWait > 0 && f.readAt.Load() == 0 {
+			f.unread = buf[0].Offset
 			f.readAt.Store(l.now() + 1) // 0 is none
 		}
 		return n
 	}
+}
+
+// rereadFrom returns where a read from offset o starts again once what was
+// read has not been committed within AckWait: the first value read and not
+// committed, never past o (a Seek back since is kept).
+func (f *follower[T]) rereadFrom(o uint64) uint64 {
+	return min(o, max(f.committed.Load(), f.unread))
 }
 
 // ready reports whether a read would find a record.

@@ -347,6 +347,7 @@ var errGoexit = errors.New("topic: the handler's function called runtime.Goexit"
 // and what its queues hold is Discarded.
 func (h *handler[T]) abandon(w *work[T]) {
 	h.lose(w, Loss[T]{Cause: Errored, Value: w.v, Err: errGoexit})
+	h.settled(w)
 	h.s.cancel()
 	for _, q := range []chan T{w.ch, w.rd} {
 		if q == nil {
@@ -392,8 +393,11 @@ func (h *handler[T]) drain(w *work[T]) (again bool) {
 			w.exited = true // runtime.Goexit in f: the worker ends (see abandon)
 			return
 		}
-		// If failed sets up a retry, the next drain makes it.
-		h.failed(w, &PanicError{Value: p, Stack: debug.Stack()})
+		// If failed sets up a retry, the next drain makes it; if not, the
+		// value is done with, lost or dead-lettered.
+		if !h.failed(w, &PanicError{Value: p, Stack: debug.Stack()}) {
+			h.settled(w)
+		}
 		again = true
 	}()
 	if w.attempt > 0 {

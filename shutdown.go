@@ -66,6 +66,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		d.cutShort(ctx.Err())
 		<-d.done // sealing waits for no handler
 	}
+	if !d.waitPumps(ctx) {
+		return d.err
+	}
 	// Sealed: the handlers only finish what outside publications racing
 	// the end of the drain gave them, if anything.
 	for _, h := range d.handlers {
@@ -79,6 +82,32 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		}
 	}
 	return d.err
+}
+
+// waitPumps waits until the pumps of the channel followers the seal closed
+// have closed their channels and counted what they held, which they do at
+// once, running nothing of the user's before; false if ctx ended first. A
+// pump's own call (from its OnLoss function) does not wait for itself.
+func (d *drain) waitPumps(ctx context.Context) bool {
+	var self uint64
+	for _, s := range d.pumps {
+		done, id := s.pumping()
+		if closed(done) {
+			continue
+		}
+		if self == 0 {
+			self = goid()
+		}
+		if id == self {
+			continue
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // closed reports whether c is closed.
@@ -114,6 +143,10 @@ type drain struct {
 	cut      chan struct{} // closed when a caller's context ended
 	cutOnce  sync.Once
 	cutErr   error // written before cut is closed
+	// pumps are the channel followers whose pumps close their channels
+	// once the seal ended their followers: Shutdown waits for them, for
+	// their final counts. Written before done is closed.
+	pumps []subscriber
 }
 
 // A parking lists the handlers whose function waits inside a call of the
@@ -399,6 +432,9 @@ func (d *drain) seal(err error) {
 	}
 	for _, s := range live {
 		s.closeLocked()
+		if done, _ := s.pumping(); done != nil {
+			d.pumps = append(d.pumps, s)
+		}
 	}
 	if final == nil {
 		final = []subscriber{} // not nil: Subscriptions tells sealed from live by it

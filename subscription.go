@@ -23,6 +23,8 @@ type subscriber interface {
 	// have taken, own whether that source is its own type.
 	countClosed() bool
 	reportClosed(v any, own bool)
+	// pumping tells when a channel follower's pump has closed its channel.
+	pumping() (done <-chan struct{}, id uint64)
 }
 
 // sub is a channel subscription of type T.
@@ -62,6 +64,7 @@ type subOptions[T any] struct {
 	feed     feed[T]
 	follower any
 	pumped   chan struct{}
+	pumpID   atomic.Uint64 // the goroutine id of the pump, set before it runs anything else
 }
 
 // name returns the subscription's Name.
@@ -126,29 +129,47 @@ func (s *sub[T]) skip(first, n uint64) {
 // rather than losing a value, and commits what the channel took. It closes
 // the channel when the follower quits.
 func (s *sub[T]) pump() {
+	s.opt.pumpID.Store(goid()) // before any OnLoss call: see drain.waitPumps
+	defer s.b.running.Add(-1)
 	fd := s.opt.feed
-	defer func() {
-		close(s.ch)
-		s.b.running.Add(-1)
-		close(s.opt.pumped)
-	}()
 	quit := fd.quitting()
+	var held *Loss[T]
+loop:
 	for {
 		v, off, err := fd.next(nil)
 		if err != nil {
-			return
+			break
 		}
 		select {
 		case s.ch <- v:
 			fd.commit(off)
 		case <-quit:
 			if s.sealed.Load() {
-				// Read for this subscription, which Shutdown closed first.
-				s.lose(Loss[T]{Cause: Closed, Value: v}, nil)
+				// Read for this subscription, which Shutdown closed first:
+				// counted before pumped is closed, for Shutdown's final
+				// counts, and reported after, so that an OnLoss function
+				// calling Shutdown does not wait for itself.
+				s.lost.add(Closed)
+				held = &Loss[T]{Cause: Closed, Value: v}
 			}
-			return
+			break loop
 		}
 	}
+	close(s.ch)
+	close(s.opt.pumped)
+	if held != nil && s.opt.onLoss != nil {
+		callOnLoss(s.opt.onLoss, *held)
+	}
+}
+
+// pumping returns what is closed once a channel follower's pump has closed
+// its channel, and the pump's goroutine id (0 if not yet known); nil if s
+// has no pump.
+func (s *sub[T]) pumping() (<-chan struct{}, uint64) {
+	if s.opt == nil || s.opt.pumped == nil {
+		return nil, 0
+	}
+	return s.opt.pumped, s.opt.pumpID.Load()
 }
 
 func (s *sub[T]) countClosed() bool {
