@@ -95,7 +95,35 @@
 // Broker.Retain makes a type retained: its publications get offsets and
 // times at one sequencing point, the broker keeps the latest within a bound,
 // and subscriptions can Replay them before the live ones, with no gap and no
-// duplicate; Broker.Read reads them without subscribing.
+// duplicate; Broker.Read reads them without subscribing. Broker.RetainLatest
+// keeps the latest value of each key instead (a compacted log).
+//
+// # Followers
+//
+// A follower reads a retained type's log at its own pace instead of being
+// sent to: it keeps an offset and reads every value from there on, in offset
+// order, so a slow follower loses nothing while the log keeps it, and a
+// publication does no work for it beyond waking it if it waits. It comes in
+// three forms: Broker.Follow (pull: Read, Next, Seek, Commit), and the
+// Follow option of Subscribe (a channel fed by a goroutine that waits for
+// room) and of Handle (a handler that takes each value from the log once it
+// is done with the one before, so that retries hold back the log, not a
+// queue). Only retention makes a follower lose: when the values at its
+// offset are trimmed, it jumps to the oldest kept and learns how many it
+// missed, as a record's Skipped field, an OnLoss report and the Skipped
+// count of its stats. A Name makes a follower durable within the process:
+// the broker keeps its last committed offset, and one started again under
+// the name resumes after it; AckWait reads again what was read and not
+// committed in time (at least once).
+//
+// The three delivery models lose values at different points:
+//
+//   - a channel subscription, when its buffer is full (Full, Evicted), a From
+//     function panics (Failed), or it is closed (Closed);
+//   - a handler, when its queue is full, as a channel subscription, and when
+//     its function fails every attempt (Errored, or a DeadLetter with Retry);
+//   - a follower, only when retention trims what it has not read (Skipped),
+//     and a handler follower also as a handler's function fails.
 //
 // # Lifecycle
 //

@@ -1,0 +1,207 @@
+package topic_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/seedaa7df82c/topic"
+)
+
+// A slow subscriber that follows the log loses nothing the log keeps, where
+// a subscription that is sent to loses what its buffer cannot hold.
+func ExampleFollow() {
+	type Order struct{ ID int }
+	var b topic.Broker
+	b.Retain[Order](topic.Retention{Count: 1000})
+
+	sent, cancelSent := b.Subscribe(topic.Buffer[Order](1), topic.Name[Order]("sent to"))
+	defer cancelSent()
+	followed, cancelFollowed := b.Subscribe(topic.Follow[Order](), topic.Buffer[Order](1), topic.Name[Order]("follower"))
+	defer cancelFollowed()
+
+	for id := 1; id <= 5; id++ {
+		b.Publish(Order{id}) // nobody receives meanwhile
+	}
+	fmt.Println("sent to, received:", len(takeAll(sent)))
+	var ids []int
+	for range 5 {
+		o := <-followed // the follower waits for room, not the publisher
+		ids = append(ids, o.ID)
+	}
+	fmt.Println(ids)
+	for _, st := range b.Subscriptions() {
+		fmt.Printf("%s: lost %d\n", st.Name, st.Lost.Total())
+	}
+	// Output:
+	// sent to, received: 1
+	// [1 2 3 4 5]
+	// follower: lost 0
+	// sent to: lost 4
+}
+
+// A follower that falls behind retention jumps to the oldest value kept, and
+// is told how many values it missed, where they are missing.
+func ExampleFollower_Read() {
+	type Tick struct{ N int }
+	var b topic.Broker
+	b.Retain[Tick](topic.Retention{Count: 3})
+	f := b.Follow(topic.Replay[Tick](topic.Earliest()),
+		topic.OnLoss(func(l topic.Loss[Tick]) {
+			fmt.Printf("skipped offsets %d to %d\n", l.Offset, l.Offset+l.Count-1)
+		}))
+	defer f.Close()
+
+	for n := range 8 {
+		b.Publish(Tick{n}) // only the last 3 are kept
+	}
+	buf := make([]topic.Record[Tick], 10)
+	for _, r := range buf[:f.Read(buf)] {
+		fmt.Printf("offset %d, value %d, skipped before it %d\n", r.Offset, r.Value.N, r.Skipped)
+	}
+	// Output:
+	// skipped offsets 0 to 4
+	// offset 5, value 5, skipped before it 5
+	// offset 6, value 6, skipped before it 0
+	// offset 7, value 7, skipped before it 0
+}
+
+// A named follower commits what it has handled; started again under its
+// name, it resumes after its last commit.
+func ExampleBroker_Follow() {
+	type Invoice struct{ ID int }
+	var b topic.Broker
+	b.Retain[Invoice](topic.Retention{Count: 100})
+	for id := 1; id <= 5; id++ {
+		b.Publish(Invoice{id})
+	}
+
+	f := b.Follow(topic.Name[Invoice]("billing"), topic.Replay[Invoice](topic.Earliest()))
+	buf := make([]topic.Record[Invoice], 2)
+	n := f.Read(buf) // invoices 1 and 2
+	f.Commit(buf[n-1].Offset)
+	f.Close() // the process stops, say
+
+	again := b.Follow(topic.Name[Invoice]("billing"), topic.Replay[Invoice](topic.Earliest()))
+	defer again.Close()
+	for {
+		r, err := again.Next(context.Background())
+		if err != nil {
+			break
+		}
+		fmt.Println("invoice", r.Value.ID)
+		if r.Value.ID == 5 {
+			break
+		}
+	}
+	// Output:
+	// invoice 3
+	// invoice 4
+	// invoice 5
+}
+
+// Pull with commit: what is read and not committed in time is read again,
+// at least once.
+func ExampleAckWait() {
+	type Job struct{ ID int }
+	var b topic.Broker
+	b.Retain[Job](topic.Retention{Count: 100})
+	for id := 1; id <= 3; id++ {
+		b.Publish(Job{id})
+	}
+	f := b.Follow(topic.Name[Job]("workers"), topic.Replay[Job](topic.Earliest()),
+		topic.AckWait[Job](10*time.Millisecond))
+	defer f.Close()
+
+	buf := make([]topic.Record[Job], 10)
+	n := f.Read(buf)
+	fmt.Println("read", n, "jobs; job 1 done, the worker dies with 2 and 3")
+	f.Commit(buf[0].Offset)
+
+	time.Sleep(20 * time.Millisecond)
+	for _, r := range buf[:f.Read(buf)] {
+		fmt.Println("read again: job", r.Value.ID)
+	}
+	// Output:
+	// read 3 jobs; job 1 done, the worker dies with 2 and 3
+	// read again: job 2
+	// read again: job 3
+}
+
+// Seek moves a live follower, here by its name, from another part of the
+// program.
+func ExampleBroker_Seek() {
+	type Event struct{ N int }
+	var b topic.Broker
+	b.Retain[Event](topic.Retention{Count: 100})
+	f := b.Follow(topic.Name[Event]("projection"))
+	defer f.Close()
+	for n := range 5 {
+		b.Publish(Event{n})
+	}
+	buf := make([]topic.Record[Event], 10)
+	fmt.Println("read", f.Read(buf))
+
+	b.Seek[Event]("projection", 3) // rebuild from offset 3
+	for _, r := range buf[:f.Read(buf)] {
+		fmt.Println("again:", r.Value.N)
+	}
+	// Output:
+	// read 5
+	// again: 3
+	// again: 4
+}
+
+// A log of the latest value per key: a late subscriber gets the current
+// price of every SKU, not the history of changes.
+func ExampleBroker_RetainLatest() {
+	type Price struct {
+		SKU   string
+		Cents int
+	}
+	var b topic.Broker
+	b.RetainLatest(func(p Price) string { return p.SKU }, topic.Retention{Count: 10000})
+
+	b.Publish(Price{"apple", 50})
+	b.Publish(Price{"pear", 70})
+	b.Publish(Price{"apple", 45})
+	b.Publish(Price{"plum", 30})
+	b.Publish(Price{"pear", 75})
+
+	late, cancel := b.Subscribe(topic.Buffer[Price](16), topic.Replay[Price](topic.Earliest()))
+	defer cancel()
+	for _, p := range takeAll(late) {
+		fmt.Println(p.SKU, p.Cents)
+	}
+	// Output:
+	// apple 45
+	// plum 30
+	// pear 75
+}
+
+// A handler that follows the log: with Retry, the values after a failing
+// one wait in the log, however long the retries take, instead of a queue
+// that would overflow.
+func ExampleBroker_Handle_follow() {
+	type Order struct{ ID int }
+	var b topic.Broker
+	b.Retain[Order](topic.Retention{Count: 10000})
+	failures := 2
+	b.Handle(func(ctx context.Context, o Order) error {
+		if o.ID == 2 && failures > 0 {
+			failures--
+			return fmt.Errorf("order %d: payment service unavailable", o.ID)
+		}
+		return nil
+	}, topic.Follow[Order](), topic.Name[Order]("payments"),
+		topic.Retry[Order](topic.RetryPolicy{Attempts: 5, Base: time.Millisecond}))
+
+	for id := 1; id <= 3000; id++ {
+		b.Publish(Order{id})
+	}
+	_ = b.Shutdown(context.Background()) // drains the handler to the end of the log
+	st := b.Subscriptions()[0]
+	fmt.Printf("handled %d, retried %d, lost %d\n", st.Handler.Handled, st.Handler.Retried, st.Lost.Total())
+	// Output:
+	// handled 3000, retried 2, lost 0
+}
