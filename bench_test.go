@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seedaa7df82c/topic"
 )
@@ -731,6 +732,33 @@ func BenchmarkPublishRetainedFollowed(b *testing.B) {
 	}
 }
 
+// BenchmarkPublishRetainedFollowedNoTime is BenchmarkPublishRetainedFollowed
+// with Retention.NoTime: no clock reading per publication.
+func BenchmarkPublishRetainedFollowedNoTime(b *testing.B) {
+	var br topic.Broker
+	br.Retain[Value](topic.Retention{Count: 1024, NoTime: true})
+	f := br.Follow[Value]()
+	defer f.Close()
+	buf := make([]topic.Record[Value], 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(value)
+		f.Read(buf)
+	}
+}
+
+// BenchmarkClockReading is one reading of the monotonic clock, as a retained
+// type takes per publication (time.Since of a fixed epoch): the floor of
+// the retained rows that are not NoTime.
+func BenchmarkClockReading(b *testing.B) {
+	epoch := time.Now()
+	var sum time.Duration
+	for b.Loop() {
+		sum += time.Since(epoch)
+	}
+	runtime.KeepAlive(sum)
+}
+
 // BenchmarkPublishRetainedFollowedParallel publishes one retained type from
 // GOMAXPROCS goroutines while a follower reads it on a goroutine of its own.
 func BenchmarkPublishRetainedFollowedParallel(b *testing.B) {
@@ -756,38 +784,102 @@ func BenchmarkPublishRetainedFollowedParallel(b *testing.B) {
 	<-done
 }
 
-// BenchmarkPublishFollowers publishes a retained type that n followers read
-// on goroutines of their own, busy (reading in batches, never waiting).
+// BenchmarkPublishFollowers publishes a retained type that n followers
+// follow without waiting (they are behind, or read later): a publication
+// does no work per follower, so the rows are flat in n.
 func BenchmarkPublishFollowers(b *testing.B) {
-	for _, n := range []int{1, 10, 100, 1000} {
+	for _, n := range []int{1, 100, 10000} {
 		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
 			var br topic.Broker
-			br.Retain[Value](topic.Retention{Count: 1 << 16})
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			for range n {
-				f := br.Follow[Value]()
-				wg.Go(func() {
-					defer f.Close()
-					buf := make([]topic.Record[Value], 64)
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						if f.Read(buf) == 0 {
-							runtime.Gosched()
-						}
-					}
-				})
+			br.Retain[Value](topic.Retention{Count: 1024})
+			fs := make([]*topic.Follower[Value], n)
+			for i := range fs {
+				fs[i] = br.Follow[Value]()
 			}
 			b.ReportAllocs()
 			for b.Loop() {
 				br.Publish(value)
 			}
 			b.StopTimer()
-			close(stop)
+			for _, f := range fs {
+				f.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkPublishWakeFollowers publishes one value at a time to n
+// followers parked in Next, each on its goroutine, and waits until all have
+// read it: the cost of waking the followers that wait, per publication and
+// per follower woken.
+func BenchmarkPublishWakeFollowers(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			var br topic.Broker
+			br.Retain[Value](topic.Retention{Count: 1024})
+			read := make(chan struct{}, n)
+			var wg sync.WaitGroup
+			fs := make([]*topic.Follower[Value], n)
+			for i := range fs {
+				f := br.Follow[Value]()
+				fs[i] = f
+				wg.Go(func() {
+					for {
+						if _, err := f.Next(context.Background()); err != nil {
+							return
+						}
+						read <- struct{}{}
+					}
+				})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				br.Publish(value)
+				for range n {
+					<-read
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/follower")
+			for _, f := range fs {
+				f.Close()
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// BenchmarkRawWake is the floor of BenchmarkPublishWakeFollowers: n
+// goroutines, each parked on a channel of its own, woken by a send to each
+// and answering on a shared channel.
+func BenchmarkRawWake(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			read := make(chan struct{}, n)
+			wake := make([]chan struct{}, n)
+			var wg sync.WaitGroup
+			for i := range wake {
+				c := make(chan struct{}, 1)
+				wake[i] = c
+				wg.Go(func() {
+					for range c {
+						read <- struct{}{}
+					}
+				})
+			}
+			for b.Loop() {
+				for _, c := range wake {
+					c <- struct{}{}
+				}
+				for range n {
+					<-read
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/follower")
+			for _, c := range wake {
+				close(c)
+			}
 			wg.Wait()
 		})
 	}

@@ -86,10 +86,12 @@ func (x *Follower[T]) Read(buf []Record[T]) int { return x.f.read(buf) }
 // Next waits for the next record and returns it, or ctx's error, or
 // ErrClosed.
 func (x *Follower[T]) Next(ctx context.Context) (Record[T], error) {
-	var buf [1]Record[T]
+	buf := x.f.buf[:] // the reader's: a local one would escape
 	for {
-		if x.f.read(buf[:]) == 1 {
-			return buf[0], nil
+		if x.f.read(buf) == 1 {
+			r := buf[0]
+			buf[0] = Record[T]{} // keep no reference to the value
+			return r, nil
 		}
 		if err := x.f.wait(ctx.Done()); err != nil {
 			if err == errQuit {
@@ -483,14 +485,20 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 			f.l.waiters.remove(f.wake)
 			continue
 		}
-		select {
-		case <-f.wake.c:
-		case <-f.quit:
-		case r := <-probes:
-			a.answerProbe(r)
-		case <-stop:
-			f.l.waiters.remove(f.wake)
-			return errStop
+		// end pokes wake.c after it sets ended, so quitting needs no case
+		// of its own: with nothing else to wait for, a plain receive (a
+		// select of several channels costs as much again as the wake-up).
+		if stop == nil && probes == nil {
+			<-f.wake.c
+		} else {
+			select {
+			case <-f.wake.c:
+			case r := <-probes:
+				a.answerProbe(r)
+			case <-stop:
+				f.l.waiters.remove(f.wake)
+				return errStop
+			}
 		}
 		f.l.waiters.remove(f.wake)
 	}
@@ -548,6 +556,7 @@ func (f *follower[T]) end() {
 		return
 	}
 	close(f.quit)
+	f.poke() // after ended is set: see probeWait
 	if d := f.named; d != nil {
 		f.l.names.mu.Lock()
 		d.live = nil
@@ -624,30 +633,43 @@ type waitList struct {
 // A waiter is a follower's place in a waitList.
 type waiter struct {
 	c chan struct{} // buffered 1: a publication, a seek or a quit
-	i int           // its index in the list, -1 if not in it; guarded by the list's mu
+	// i is its index in the list, -1 if not in it; written with the list's
+	// mu held. Only its follower adds it, so once its follower loads -1 it
+	// stays -1 until that follower adds it again.
+	i atomic.Int32
 }
 
-func newWaiter() *waiter { return &waiter{c: make(chan struct{}, 1), i: -1} }
+func newWaiter() *waiter {
+	w := &waiter{c: make(chan struct{}, 1)}
+	w.i.Store(-1)
+	return w
+}
 
 func (l *waitList) add(w *waiter) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if w.i < 0 {
-		w.i = len(l.ws)
+	if w.i.Load() < 0 {
+		w.i.Store(int32(len(l.ws)))
 		l.ws = append(l.ws, w)
 		l.n.Store(int32(len(l.ws)))
 	}
 }
 
 func (l *waitList) remove(w *waiter) {
+	if w.i.Load() < 0 {
+		// Woken, so removed by the publication: the follower does not
+		// contend for mu with the publication still waking the others.
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if i := w.i; i >= 0 {
+	if i := w.i.Load(); i >= 0 {
 		last := l.ws[len(l.ws)-1]
-		l.ws[i], last.i = last, i
+		l.ws[i] = last
+		last.i.Store(i)
 		l.ws[len(l.ws)-1] = nil
 		l.ws = l.ws[:len(l.ws)-1]
-		w.i = -1
+		w.i.Store(-1)
 		l.n.Store(int32(len(l.ws)))
 	}
 }
@@ -664,7 +686,8 @@ func (l *waitList) wake() {
 		case w.c <- struct{}{}:
 		default:
 		}
-		w.i, l.ws[i] = -1, nil
+		w.i.Store(-1)
+		l.ws[i] = nil
 	}
 	l.ws = l.ws[:0]
 	l.n.Store(0)

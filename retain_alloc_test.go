@@ -1,6 +1,7 @@
 package topic_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/seedaa7df82c/topic"
@@ -148,4 +149,56 @@ func TestReplayAllocatesNothingPerValue(t *testing.T) {
 		t.Errorf("replay of 1000: %v and %v allocations (values, records), want %v and %v as for one",
 			values, records, oneValue, oneRecord)
 	}
+}
+
+// Following a retained value type allocates nothing per value: a
+// publication read by Read, or by Next, or waited for by Next and read.
+func TestFollowingARetainedValueDoesNotAllocate(t *testing.T) {
+	v := retainPayload{1, 2, 3, 4}
+	t.Run("Read", func(t *testing.T) {
+		b := retainedBroker(64)
+		f := b.Follow[retainPayload]()
+		defer f.Close()
+		buf := make([]topic.Record[retainPayload], 4)
+		wantAllocs(t, 0, func() {
+			b.Publish(v)
+			if f.Read(buf) != 1 {
+				t.Fatal("nothing read")
+			}
+		})
+	})
+	t.Run("Next", func(t *testing.T) {
+		b := retainedBroker(64)
+		f := b.Follow[retainPayload]()
+		defer f.Close()
+		ctx := context.Background()
+		wantAllocs(t, 0, func() {
+			b.Publish(v)
+			if _, err := f.Next(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	})
+	t.Run("Next, waiting", func(t *testing.T) {
+		b := retainedBroker(64)
+		f := b.Follow[retainPayload]()
+		defer f.Close()
+		ctx := context.Background()
+		read := make(chan struct{})
+		go func() {
+			for {
+				if _, err := f.Next(ctx); err != nil {
+					close(read)
+					return
+				}
+				read <- struct{}{}
+			}
+		}()
+		wantAllocs(t, 0, func() {
+			b.Publish(v)
+			<-read
+		})
+		f.Close()
+		<-read
+	})
 }
