@@ -1,7 +1,8 @@
 // Command topic-demo shows a topic.Broker at work: typed events published from
 // several goroutines, a wildcard subscription on an interface, a From
 // transformation, a slow subscriber whose losses stay its own and are
-// counted, and a handler whose failures end as dead letters.
+// counted, and a handler whose failures end as dead letters; then followers
+// of a retained type, which lose nothing the log keeps.
 //
 // It publishes a fixed number of events, so it ends in well under a second,
 // and prints what each subscription received and what the broker counted.
@@ -240,7 +241,93 @@ func main() {
 	}
 	fmt.Printf("dead letters received: %d, e.g. order #%d after %d attempts: %v\n",
 		len(dead), dead[0].Value.(OrderPlaced).ID, dead[0].Attempts, dead[0].Err)
+
+	followScene()
 	fmt.Printf("\nTook %v.\n", time.Since(start).Round(time.Millisecond))
+}
+
+// Price is a retained type: its publications are kept in a log.
+type Price struct {
+	SKU   int
+	Cents int64
+}
+
+// followScene shows followers: two equally slow consumers of a retained
+// type, one sent to and one following the log; then a follower that starts
+// after retention trimmed what it wanted, and is told how much it missed.
+func followScene() {
+	const n, kept, slowBuf = 300, 512, 4
+	var b topic.Broker
+	b.Retain[Price](topic.Retention{Count: kept})
+	sent, cancelSent := b.Subscribe(topic.Buffer[Price](slowBuf), topic.Name[Price]("sent to"))
+	followed, cancelFollowed := b.Subscribe(topic.Follow[Price](), topic.Buffer[Price](slowBuf), topic.Name[Price]("follower"))
+	var consumers sync.WaitGroup
+	got := map[string]int{}
+	var mu sync.Mutex
+	for name, ch := range map[string]<-chan Price{"sent to": sent, "follower": followed} {
+		consumers.Go(func() {
+			k := 0
+			for range ch {
+				k++
+				time.Sleep(20 * time.Microsecond) // slow, the same for both
+			}
+			mu.Lock()
+			got[name] = k
+			mu.Unlock()
+		})
+	}
+	for i := range n {
+		b.Publish(Price{SKU: i % 7, Cents: int64(100 + i)})
+	}
+	// The follower's channel waits for room: let it take the whole log (it
+	// commits what its channel took) and its receiver empty it, before it is
+	// cancelled.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if st := statsOf(b.Subscriptions(), "follower"); st != nil && st.Follower.Committed == n && len(followed) == 0 {
+			break
+		}
+	}
+	snapshot := b.Subscriptions()
+	cancelSent()
+	cancelFollowed()
+	consumers.Wait()
+
+	fmt.Printf("\nfollowers: %d prices published at once to two consumers as slow as each other (buffer %d), the log keeping %d\n", n, slowBuf, kept)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "consumer\treceived\tlost (counted by the broker)")
+	for _, name := range []string{"sent to", "follower"} {
+		fmt.Fprintf(w, "%s\t%d\t%d\n", name, got[name], statsOf(snapshot, name).Lost.Total())
+	}
+	w.Flush()
+
+	// A late follower of a log that keeps only 100 values.
+	var late topic.Broker
+	late.Retain[Price](topic.Retention{Count: 100})
+	f := late.Follow(topic.Replay[Price](topic.Earliest()), topic.Name[Price]("late"))
+	defer f.Close()
+	for i := range n {
+		late.Publish(Price{SKU: i % 7, Cents: int64(100 + i)})
+	}
+	buf := make([]topic.Record[Price], 8)
+	k := f.Read(buf)
+	fmt.Printf("a follower from the earliest that reads only after %d publications (100 kept): its first record is offset %d, Skipped %d\n",
+		n, buf[0].Offset, buf[0].Skipped)
+	read := k
+	for k = f.Read(buf); k > 0; k = f.Read(buf) {
+		read += k
+	}
+	st := statsOf(late.Subscriptions(), "late")
+	fmt.Printf("it reads the %d kept, and its stats count %d skipped\n", read, st.Lost.Skipped)
+}
+
+// statsOf returns the stats of the subscription named name, or nil.
+func statsOf(snapshot []topic.SubscriptionStats, name string) *topic.SubscriptionStats {
+	for i := range snapshot {
+		if snapshot[i].Name == name {
+			return &snapshot[i]
+		}
+	}
+	return nil
 }
 
 // lostOf formats the lost counts of the subscription named name.

@@ -22,12 +22,14 @@ import (
 )
 
 // A row is one line of a table: a benchmark, and optionally the baseline
-// its time is divided by (times mult) and how that baseline is named.
+// its time is divided by (times mult) and how that baseline is named. unit
+// is the time's unit, ns/op unless set.
 type row struct {
 	label, bench string
 	base         string
 	mult         float64
 	baseLabel    string
+	unit         string
 }
 
 // A section is one table of the README.
@@ -103,7 +105,38 @@ func sections() []section {
 			{label: "publish to a retained type, one drained subscription", bench: "PublishRetained", base: "PublishDirect", baseLabel: "direct delivery"},
 			{label: "the same from GOMAXPROCS goroutines", bench: "PublishRetainedParallel", base: "PublishParallelOneType", baseLabel: "parallel, not retained"},
 		}},
+		followers(),
 	}
+}
+
+// plural returns n and noun, in the plural unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func followers() section {
+	s := section{title: "Followers", rows: []row{
+		{label: "one reading of the monotonic clock (**floor** of a timed log)", bench: "ClockReading"},
+		{label: "publish to a retained type, one follower reading each value", bench: "PublishRetainedFollowed", base: "PublishDirect", baseLabel: "direct delivery"},
+		{label: "the same, Retention.NoTime", bench: "PublishRetainedFollowedNoTime", base: "PublishDirect", baseLabel: "direct delivery"},
+		{label: "GOMAXPROCS publishers, one follower on its goroutine", bench: "PublishRetainedFollowedParallel", base: "PublishParallelOneType", baseLabel: "parallel, not retained"},
+		{label: "follower Read, batches of 64, per value", bench: "FollowerRead/batch=64", unit: "ns/value", base: raw, baseLabel: rawLabel},
+		{label: "follower Read, one at a time, per value", bench: "FollowerRead/batch=1", unit: "ns/value", base: raw, baseLabel: rawLabel},
+		{label: "a handler following the log", bench: "HandlerFollower", base: "HandlerBaseline", baseLabel: "handler baseline"},
+	}}
+	for _, n := range []int{1, 100, 10000} {
+		s.rows = append(s.rows, row{label: fmt.Sprintf("publish, %s not waiting", plural(n, "follower")),
+			bench: fmt.Sprintf("PublishFollowers/n=%d", n), base: "PublishFollowers/n=1", baseLabel: "n=1"})
+	}
+	for _, n := range []int{1, 10, 100} {
+		s.rows = append(s.rows, row{label: fmt.Sprintf("wake %s parked in Next, per follower", plural(n, "follower")),
+			bench: fmt.Sprintf("PublishWakeFollowers/n=%d", n), unit: "ns/follower",
+			base: fmt.Sprintf("RawWake/n=%d", n), baseLabel: "raw wake-up"})
+	}
+	return s
 }
 
 // results maps a benchmark name (without "Benchmark" and the -GOMAXPROCS
@@ -177,15 +210,22 @@ func write(w io.Writer, res results) {
 				fmt.Fprintf(w, "| %s | not measured | | |\n", r.label)
 				continue
 			}
+			unit, baseUnit := "ns/op", "ns/op"
+			if r.unit != "" {
+				unit = r.unit
+				if b := res[r.base]; b != nil && b[unit] != nil {
+					baseUnit = unit
+				}
+			}
 			ratioText := ""
 			if b := res[r.base]; b != nil {
 				mult := r.mult
 				if mult == 0 {
 					mult = 1
 				}
-				ratioText = fmt.Sprintf("%.2f× %s", ratio(m["ns/op"], b["ns/op"], mult), r.baseLabel)
+				ratioText = fmt.Sprintf("%.2f× %s", ratio(m[unit], b[baseUnit], mult), r.baseLabel)
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %.0f |\n", r.label, duration(median(m["ns/op"])), ratioText, median(m["allocs/op"]))
+			fmt.Fprintf(w, "| %s | %s | %s | %.0f |\n", r.label, duration(median(m[unit])), ratioText, median(m["allocs/op"]))
 		}
 		fmt.Fprintln(w)
 	}
@@ -197,6 +237,8 @@ func write(w io.Writer, res results) {
 		{"HandlerMemory", "stack-B/handler", "of which goroutine stack"},
 		{"Replay", "ns/value", "replay of 10,000 retained values to a new subscription, per value"},
 		{"RetainedMemory", "B/value", "heap per retained value of a 16-byte type, 100,000 kept"},
+		{"FollowerReplay", "ns/value", "a new follower reading 10,000 retained values from the earliest, per value"},
+		{"FollowerMemory", "B/follower", "heap per idle follower, 10,000 held"},
 	}
 	fmt.Fprintf(w, "#### Memory and replay\n\n| figure | median |\n|---|---:|\n")
 	for _, x := range metrics {
