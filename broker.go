@@ -35,6 +35,9 @@ type Broker struct {
 	held   map[subscriber]struct{}
 	closed bool   // set by Shutdown: nothing more is registered; guarded by mu
 	drain  *drain // set by the first Shutdown; guarded by mu
+	// done is Done's channel, made on first use; closed when closed is set.
+	// Guarded by mu.
+	done chan struct{}
 	park   parking
 	// final lists the subscriptions Shutdown closed, stopped handlers
 	// included, for Subscriptions. Set once, by Shutdown; guarded by mu.

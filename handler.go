@@ -95,7 +95,13 @@ type RetryPolicy struct {
 	Jitter   float64       // in [0, 1]
 }
 
-// delay returns the wait before retry n (1 for the first).
+// Delay returns the wait before retry n (1 for the first): Base doubled n-1
+// times, at most Max (if set), less a random fraction of up to Jitter of it.
+// It is what a handler waits, and what a component retrying on the
+// handler's behalf elsewhere (a message redelivered by a server) asks for.
+func (p RetryPolicy) Delay(n int) time.Duration { return p.delay(n) }
+
+// delay is Delay.
 func (p RetryPolicy) delay(n int) time.Duration {
 	d := p.Base
 	for i := 1; i < n && d > 0 && (p.Max == 0 || d < p.Max); i++ {
@@ -252,6 +258,8 @@ type handler[T any] struct {
 
 	ctx        context.Context // cancelled when the handler discards, or ends
 	cancelCtx  context.CancelFunc
+	call       *callCtx     // ctx, telling the attempt: what f is given
+	attempt    atomic.Int32 // the attempt in progress, for Attempt
 	discarding atomic.Bool // set by stop with DiscardOnStop, or by Shutdown
 	stopping   atomic.Bool // set by the first stop
 	worker     atomic.Uint64
@@ -307,6 +315,7 @@ func (h *handler[T]) bind(s *sub[T], c *config[T]) handlerRef {
 	h.s = s
 	h.retry, h.timeout, h.discard = c.retry, c.timeout, c.discard
 	h.ctx, h.cancelCtx = context.WithCancel(context.Background())
+	h.call = &callCtx{Context: h.ctx, attempt: &h.attempt}
 	return h
 }
 
@@ -520,9 +529,10 @@ func (h *handler[T]) answerProbe(r chan probeResult) { h.answer(h.w, r) }
 func (h *handler[T]) handle(w *work[T]) {
 	for {
 		w.inCall = true
+		h.attempt.Store(int32(min(w.attempt, 1<<31-1)))
 		var err error
 		if h.timeout <= 0 {
-			err = h.f(h.ctx, w.v)
+			err = h.f(h.call, w.v)
 		} else {
 			err = h.callWithTimeout(w)
 		}
@@ -541,12 +551,42 @@ func (h *handler[T]) handle(w *work[T]) {
 // callWithTimeout runs f once with w.v, under the attempt timeout, which
 // is set.
 func (h *handler[T]) callWithTimeout(w *work[T]) error {
-	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
+	// A child of call, whose Value tells the attempt; call's Done is that
+	// of a cancelCtx, so the timer is linked to it without a goroutine.
+	ctx, cancel := context.WithTimeout(h.call, h.timeout)
 	w.cancel = cancel
 	err := h.f(ctx, w.v)
 	cancel()
 	w.cancel = nil
 	return err
+}
+
+// Attempt returns the attempt of the handler call whose context is ctx, or
+// a context derived from it: 1 for the first call with a value, 2 for its
+// first retry, and so on; 0 if ctx is not a handler's. A function that
+// makes an idempotency key per value (a message ID that a server uses to
+// drop duplicates) makes a new one when Attempt is 1 and reuses it on
+// retries. It tells the attempt in progress: a goroutine that keeps ctx
+// after the call returned sees the handler's later attempts.
+func Attempt(ctx context.Context) int {
+	n, _ := ctx.Value(attemptKey{}).(int)
+	return n
+}
+
+type attemptKey struct{}
+
+// callCtx is the context of a handler's calls: the handler's, and the
+// attempt in progress as the value of attemptKey.
+type callCtx struct {
+	context.Context
+	attempt *atomic.Int32
+}
+
+func (c *callCtx) Value(k any) any {
+	if k == (attemptKey{}) {
+		return int(c.attempt.Load()) // boxing 1 to 255 does not allocate
+	}
+	return c.Context.Value(k)
 }
 
 // failed records that attempt w.attempt of w.v failed with err, and reports

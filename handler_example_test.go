@@ -230,3 +230,59 @@ func ExampleDeadLetter_redrive() {
 	// dead letters: 1
 	// accepted 2, dead-lettered 1, errored 1
 }
+
+// Done tells a component built on the broker that Shutdown has begun, so
+// that it stops taking input from outside.
+func ExampleBroker_Done() {
+	var b topic.Broker
+	stopped := make(chan struct{})
+	go func() {
+		<-b.Done() // e.g. stop reading from a socket, refuse new work
+		close(stopped)
+	}()
+	_ = b.Shutdown(context.Background())
+	<-stopped
+	fmt.Println("the input stopped at shutdown")
+	// Output:
+	// the input stopped at shutdown
+}
+
+// Attempt gives a handler's function the attempt it makes, so that it can
+// keep one idempotency key for every attempt of a value.
+func ExampleAttempt() {
+	var b topic.Broker
+	var key int
+	keys := 0
+	b.Handle(func(ctx context.Context, v string) error {
+		if topic.Attempt(ctx) == 1 {
+			keys++
+			key = keys // a new value: a new key
+		}
+		fmt.Printf("%s: attempt %d, key %d\n", v, topic.Attempt(ctx), key)
+		if topic.Attempt(ctx) < 3 && v == "flaky" {
+			return errors.New("try again")
+		}
+		return nil
+	}, topic.Retry[string](topic.RetryPolicy{Attempts: 3}))
+	b.Publish("flaky")
+	b.Publish("fine")
+	_ = b.Shutdown(context.Background())
+	// Output:
+	// flaky: attempt 1, key 1
+	// flaky: attempt 2, key 1
+	// flaky: attempt 3, key 1
+	// fine: attempt 1, key 2
+}
+
+// Delay is the back-off a handler waits before each retry.
+func ExampleRetryPolicy_Delay() {
+	p := topic.RetryPolicy{Attempts: 5, Base: 100 * time.Millisecond, Max: time.Second}
+	for n := 1; n < p.Attempts; n++ {
+		fmt.Println(p.Delay(n))
+	}
+	// Output:
+	// 100ms
+	// 200ms
+	// 400ms
+	// 800ms
+}

@@ -1520,3 +1520,44 @@ func TestHandleRejectsBadInput(t *testing.T) {
 		_ = b.Shutdown(context.Background())
 	})
 }
+
+// Attempt tells a handler's function which attempt it is making, through
+// retries after errors and panics, with and without an attempt timeout,
+// and in a context derived from the handler's; 0 elsewhere.
+func TestAttemptCountsTheCallsOfOneValue(t *testing.T) {
+	if n := topic.Attempt(context.Background()); n != 0 {
+		t.Errorf("Attempt outside a handler = %d, want 0", n)
+	}
+	for _, timeout := range []time.Duration{0, time.Hour} {
+		synctest.Test(t, func(t *testing.T) {
+			var b topic.Broker
+			var got [][2]int
+			opts := []topic.Option[int]{topic.Retry[int](topic.RetryPolicy{Attempts: 4, Base: time.Millisecond})}
+			if timeout > 0 {
+				opts = append(opts, topic.AttemptTimeout[int](timeout))
+			}
+			b.Handle(func(ctx context.Context, v int) error {
+				child, cancel := context.WithCancel(ctx)
+				defer cancel()
+				n := topic.Attempt(child)
+				got = append(got, [2]int{v, n})
+				switch {
+				case v == 1 && n == 1:
+					return errors.New("once")
+				case v == 1 && n == 2:
+					panic("twice")
+				}
+				return nil
+			}, opts...)
+			b.Publish(1)
+			b.Publish(2)
+			if err := b.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			want := [][2]int{{1, 1}, {1, 2}, {1, 3}, {2, 1}}
+			if !slices.Equal(got, want) {
+				t.Errorf("timeout %v: (value, attempt) %v, want %v", timeout, got, want)
+			}
+		})
+	}
+}

@@ -110,6 +110,24 @@ func (d *drain) waitPumps(ctx context.Context) bool {
 	return true
 }
 
+// Done returns a channel that is closed once Shutdown has been called: from
+// then on the broker registers nothing more (see Shutdown), and the drain
+// is under way or over. It lets a component built on the broker, such as a
+// bridge to another system, stop taking input and refuse new work at the
+// moment the broker does, without a subscription of its own. Successive
+// calls return the same channel.
+func (b *Broker) Done() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done == nil {
+		b.done = make(chan struct{})
+		if b.closed {
+			close(b.done)
+		}
+	}
+	return b.done
+}
+
 // closed reports whether c is closed.
 func closed(c <-chan struct{}) bool {
 	select {
@@ -250,6 +268,9 @@ func (b *Broker) beginDrain() (*drain, handlerRef) {
 	id := goid()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.closed && b.done != nil {
+		close(b.done)
+	}
 	b.closed = true
 	if b.drain == nil {
 		d := &drain{b: b, done: make(chan struct{}), cut: make(chan struct{})}

@@ -544,3 +544,54 @@ func TestPermanentErrorOfAnAtMostOnceHandlerIsErrored(t *testing.T) {
 		_ = b.Shutdown(context.Background())
 	})
 }
+
+// Done is closed by the first Shutdown call, at its start: while a handler
+// still holds the drain, and for a Done channel asked for before or after.
+func TestDoneIsClosedWhenShutdownBegins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		before := b.Done()
+		if closed(before) {
+			t.Fatal("Done closed before Shutdown")
+		}
+		release := make(chan struct{})
+		b.Handle(func(context.Context, int) error { <-release; return nil })
+		b.Publish(1)
+		synctest.Wait()
+		returned := make(chan error)
+		go func() { returned <- b.Shutdown(context.Background()) }()
+		synctest.Wait()
+		if !closed(before) || !closed(b.Done()) {
+			t.Fatal("Done not closed while Shutdown drains")
+		}
+		select {
+		case <-returned:
+			t.Fatal("Shutdown returned while a handler held a value")
+		default:
+		}
+		close(release)
+		if err := <-returned; err != nil {
+			t.Fatal(err)
+		}
+		if b.Done() != before {
+			t.Error("Done returned another channel")
+		}
+	})
+	var b topic.Broker
+	if err := b.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !closed(b.Done()) {
+		t.Error("Done asked for after Shutdown is not closed")
+	}
+}
+
+// closed reports whether c is closed.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
