@@ -38,7 +38,7 @@ type Broker struct {
 	// done is Done's channel, made on first use; closed when closed is set.
 	// Guarded by mu.
 	done chan struct{}
-	park   parking
+	park parking
 	// final lists the subscriptions Shutdown closed, stopped handlers
 	// included, for Subscriptions. Set once, by Shutdown; guarded by mu.
 	final []subscriber

@@ -260,8 +260,8 @@ type handler[T any] struct {
 	cancelCtx  context.CancelFunc
 	call       *callCtx     // ctx, telling the attempt: what f is given
 	attempt    atomic.Int32 // the attempt in progress, for Attempt
-	discarding atomic.Bool // set by stop with DiscardOnStop, or by Shutdown
-	stopping   atomic.Bool // set by the first stop
+	discarding atomic.Bool  // set by stop with DiscardOnStop, or by Shutdown
+	stopping   atomic.Bool  // set by the first stop
 	worker     atomic.Uint64
 	done       chan struct{} // closed when the worker ends
 	counts     handlerCounts
