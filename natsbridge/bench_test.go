@@ -135,13 +135,13 @@ func benchPlain(b *testing.B, ts *testServer, data []byte) {
 func benchBridge[T any](b *testing.B, ts *testServer, v T, opts ...natsbridge.Option[T]) {
 	from, to := newNode(b, ts), newNode(b, ts)
 	w := newWindow(benchWindow)
-	stop := to.b.Handle(func(_ context.Context, _ natsbridge.Record[T]) error {
+	stop := to.b.Handle(func(_ context.Context, _ natsbridge.Imported[T]) error {
 		w.release()
 		return nil
-	}, topic.Buffer[natsbridge.Record[T]](2*benchWindow))
+	}, topic.Buffer[natsbridge.Imported[T]](2*benchWindow))
 	defer stop()
 	linked(b)(to.br.Import[T]("bench.bridge", opts...))
-	linked(b)(from.br.Export[T]("bench.bridge", append(opts, natsbridge.Subscription(topic.Buffer[T](2*benchWindow)))...))
+	linked(b)(from.br.Export[T]("bench.bridge", append(opts, natsbridge.HandlerOptions(topic.Buffer[T](2*benchWindow)))...))
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
@@ -225,7 +225,7 @@ func benchPlainStream(b *testing.B, ts *testServer, data []byte, async bool) {
 func benchStreamExport(b *testing.B, ts *testServer, async bool) {
 	n := newNode(b, ts)
 	subject := benchSubject(b, n.nc)
-	opts := []natsbridge.Option[Tick]{natsbridge.Subscription(topic.Buffer[Tick](2 * benchWindow))}
+	opts := []natsbridge.Option[Tick]{natsbridge.HandlerOptions(topic.Buffer[Tick](2 * benchWindow))}
 	if async {
 		opts = append(opts, natsbridge.Async[Tick]())
 	}

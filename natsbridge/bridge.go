@@ -91,9 +91,10 @@ type Bridge struct {
 //
 // It chains its own handlers to nc's error, disconnect, reconnect and close
 // handlers (those set before New still run, after the bridge's), to count
-// and report disconnects and slow consumers. It subscribes on b to learn of
-// b's Shutdown, which stops the bridge's links (see Close). A goroutine
-// waits for that until Close.
+// and report disconnects and slow consumers. A goroutine waits, until
+// Close, for b's Shutdown (topic.Broker.Done), which stops the bridge's
+// links (see Close); the bridge adds nothing to b's Subscriptions but its
+// links' handlers.
 func New(b *topic.Broker, nc *nats.Conn, cfg Config) *Bridge {
 	if cfg.AckTimeout <= 0 {
 		cfg.AckTimeout = DefaultAckTimeout
@@ -116,14 +117,9 @@ func New(b *topic.Broker, nc *nats.Conn, cfg Config) *Bridge {
 	br.hdr = nats.Header{OriginHeader: []string{br.origin}}
 	br.chainHandlers()
 
-	// Shutdown cancels every channel subscription: this one's closing is
-	// the bridge's signal. Nothing ever publishes a shutdownSignal.
-	ch, cancel := b.Subscribe(topic.Buffer[shutdownSignal](0), topic.Name[shutdownSignal]("natsbridge "+br.origin))
-	go br.watch(ch, cancel)
+	go br.watch(b.Done())
 	return br
 }
-
-type shutdownSignal struct{}
 
 func newOrigin() string {
 	var id [8]byte
@@ -135,17 +131,18 @@ func newOrigin() string {
 // exports: 16 random hexadecimal digits.
 func (br *Bridge) Origin() string { return br.origin }
 
-// watch stops every link when the broker shuts down, and ends at Close.
-func (br *Bridge) watch(ch <-chan shutdownSignal, cancel func()) {
+// watch stops the imports when the broker's Shutdown begins, and ends at
+// Close. The exports are the broker's handlers: its drain sends what they
+// hold and what its other handlers publish meanwhile, then ends them.
+func (br *Bridge) watch(done <-chan struct{}) {
 	defer close(br.watchDone)
-	defer cancel()
 	select {
-	case <-ch: // closed: the broker shut down
+	case <-done:
 		br.down.Store(true)
 		br.mu.Lock()
 		br.closed = true
 		br.mu.Unlock()
-		br.stopLinks()
+		br.stopLinks(func(l *Link) bool { return l.input })
 	case <-br.quit:
 	}
 }
@@ -166,15 +163,18 @@ func (br *Bridge) Close() {
 		br.mu.Unlock()
 		close(br.quit)
 		<-br.watchDone
-		br.stopLinks()
+		br.stopLinks(func(*Link) bool { return true })
 	})
 }
 
-func (br *Bridge) stopLinks() {
+// stopLinks stops the live links that which selects.
+func (br *Bridge) stopLinks(which func(*Link) bool) {
 	br.mu.Lock()
 	ls := make([]*Link, 0, len(br.links))
 	for l := range br.links {
-		ls = append(ls, l)
+		if which(l) {
+			ls = append(ls, l)
+		}
 	}
 	br.mu.Unlock()
 	for _, l := range ls {
@@ -210,7 +210,7 @@ func (br *Bridge) Links() []*Link {
 // the bridge is closed, stops it and returns ErrClosed.
 func (br *Bridge) register(l *Link) (*Link, error) {
 	br.mu.Lock()
-	closed := br.closed
+	closed := br.closed || br.brokerDown()
 	if !closed {
 		br.links[l] = struct{}{}
 	}
@@ -220,6 +220,17 @@ func (br *Bridge) register(l *Link) (*Link, error) {
 		return nil, ErrClosed
 	}
 	return l, nil
+}
+
+// brokerDown reports whether the broker's Shutdown has begun: known at
+// once, where the watcher learns of it later.
+func (br *Bridge) brokerDown() bool {
+	select {
+	case <-br.b.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // retire moves l from the live links to the retired counts.
@@ -348,6 +359,7 @@ type Link struct {
 	br      *Bridge
 	subject string // never changes
 	kind    string // "export", "import", "stream export" or "stream import"; never changes
+	input   bool   // an import: it publishes on the broker; never changes
 	counts  counters
 
 	stop    func() // stops the link and waits for its goroutines; set before registration

@@ -30,12 +30,12 @@ type Pair[K comparable, V any] struct {
 }
 
 // roundTrip exports T from one node and imports it on another, publishes
-// vs on the first and checks that the second receives them, as Records and,
+// vs on the first and checks that the second receives them, as Imported values and,
 // through Unwrap, as plain values.
 func roundTrip[T any](t *testing.T, ts *testServer, subject string, vs []T, opts ...natsbridge.Option[T]) {
 	t.Helper()
 	from, to := newNode(t, ts), newNode(t, ts)
-	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Record[T]](len(vs)))
+	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Imported[T]](len(vs)))
 	defer cancel()
 	plain, cancelPlain := to.b.Subscribe(topic.Buffer[T](len(vs)), topic.From(natsbridge.Unwrap[T]))
 	defer cancelPlain()
@@ -148,7 +148,7 @@ func TestInvalidSubjectsAreRefused(t *testing.T) {
 func TestImportWithWildcardReceivesEverySubject(t *testing.T) {
 	ts := startServer(t)
 	from, to := newNode(t, ts), newNode(t, ts)
-	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](4))
+	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](4))
 	defer cancel()
 	linked(t)(to.br.Import[Order]("orders.>"))
 	linked(t)(from.br.Export[Order]("orders.eu.fr"))
@@ -175,9 +175,9 @@ func TestProcessDoesNotReceiveItsOwnExports(t *testing.T) {
 				linked(t)(n.br.Export[Order](subject))
 				linked(t)(n.br.Import[Order](subject))
 			}
-			selfIn, cancel := self.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](16))
+			selfIn, cancel := self.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](16))
 			defer cancel()
-			peerIn, cancelPeer := peer.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](16))
+			peerIn, cancelPeer := peer.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](16))
 			defer cancelPeer()
 
 			self.b.Publish(Order{ID: 1})
@@ -209,7 +209,7 @@ func TestProcessDoesNotReceiveItsOwnExports(t *testing.T) {
 func TestMalformedMessageIsCountedAndSkipped(t *testing.T) {
 	ts := startServer(t)
 	n := newNode(t, ts)
-	recs, cancel := n.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](4))
+	recs, cancel := n.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](4))
 	defer cancel()
 	imp := linked(t)(n.br.Import[Order]("malformed"))
 	raw := connect(t, ts)
@@ -244,7 +244,7 @@ func TestEncodeFailureIsALossOfTheBroker(t *testing.T) {
 	var lossErr atomic.Pointer[natsbridge.Error]
 	exp := linked(t)(n.br.Export[Drawn]("drawings.bad",
 		natsbridge.WithCodec[Drawn](drawnCodec{}),
-		natsbridge.Subscription(topic.OnLoss(func(l topic.Loss[Drawn]) {
+		natsbridge.HandlerOptions(topic.OnLoss(func(l topic.Loss[Drawn]) {
 			var e *natsbridge.Error
 			if errors.As(l.Err, &e) {
 				lossErr.Store(e)
@@ -336,7 +336,7 @@ func TestStopIsIdempotentAndWaits(t *testing.T) {
 	from, to := newNode(t, ts), newNode(t, ts)
 	exp := linked(t)(from.br.Export[Order]("stop"))
 	imp := linked(t)(to.br.Import[Order]("stop"))
-	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](8))
+	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](8))
 	defer cancel()
 	from.b.Publish(Order{ID: 1})
 	recv(t, recs, wait)
@@ -411,7 +411,7 @@ func TestShutdownDrainsExportsAndStopsImports(t *testing.T) {
 func TestCoreReconnectsAfterServerRestart(t *testing.T) {
 	ts := startServer(t)
 	from, to := newNode(t, ts), newNode(t, ts)
-	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](1024))
+	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](1024))
 	defer cancel()
 	linked(t)(to.br.Import[Order]("restart"))
 	linked(t)(from.br.Export[Order]("restart"))
@@ -456,7 +456,7 @@ func TestOptionMisusePanicsAndZeroOptionDoesNothing(t *testing.T) {
 	}{
 		{"Pending on Export", func() { n.br.Export[Order]("x", natsbridge.Pending[Order](1)) }},
 		{"Async on Export", func() { n.br.Export[Order]("x", natsbridge.Async[Order]()) }},
-		{"Subscription on Import", func() { n.br.Import[Order]("x", natsbridge.Subscription[Order]()) }},
+		{"HandlerOptions on Import", func() { n.br.Import[Order]("x", natsbridge.HandlerOptions[Order]()) }},
 		{"Pending on ExportStream", func() {
 			n.br.ExportStream[Order](t.Context(), "x", natsbridge.Stream{}, natsbridge.Pending[Order](1))
 		}},

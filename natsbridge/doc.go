@@ -11,7 +11,7 @@
 //	defer br.Close()
 //
 //	br.Export[Order]("shop.orders")       // every Order published on b goes out
-//	br.Import[Order]("shop.orders")       // every Order from elsewhere comes in, as a Record[Order]
+//	br.Import[Order]("shop.orders")       // every Order from elsewhere comes in, as an Imported[Order]
 //
 // # Subjects and codecs
 //
@@ -24,9 +24,9 @@
 //
 // # Loop prevention
 //
-// An import publishes a Record[T], never a T, so an export of T never sees
+// An import publishes an Imported[T], never a T, so an export of T never sees
 // an imported value (an export of an interface type, any included, skips
-// Records): no bridge, in this process or another, sends again what it
+// Imported values): no bridge, in this process or another, sends again what it
 // received. Subscribers that want plain values add topic.From(Unwrap[T]).
 // A process that exports and imports the same subject does not receive its
 // own values back: on core NATS through the connection's NoEcho option (see
@@ -50,7 +50,7 @@
 // (DefaultRetry); a durable stream import acknowledges a message only after
 // publishing it on the broker, and the stream delivers again what was not
 // acknowledged. Either side may therefore duplicate a value after a
-// failure: importers must tolerate duplicates. Record.Offset, the stream
+// failure: importers must tolerate duplicates. Imported.Offset, the stream
 // sequence, identifies a stored message. An Async stream export trades the
 // export's half of this for speed: a publication that fails after the
 // export moved on is counted and reported, not retried.
@@ -61,7 +61,7 @@
 // broker, so its losses are also the broker's lost-value counts
 // (topic.Broker.Subscriptions), with the *Error in topic.Loss.Err. A malformed
 // message is counted and skipped; the import goes on. What the broker then
-// does with an imported Record is the broker's contract: a subscription whose
+// does with an Imported value is the broker's contract: a subscription whose
 // buffer is full loses it, counted there.
 //
 // # Reconnects
@@ -75,9 +75,12 @@
 //
 // Link.Stop stops one export or import, Bridge.Close all of them; both are
 // idempotent and wait for the goroutines they stop. Shutting the broker down
-// (topic.Broker.Shutdown) stops the exports' handlers as it stops any
-// handler, draining their queues into NATS, and stops the imports. The
-// connection is the application's: drain or close it after the bridge.
+// (topic.Broker.Shutdown) stops the imports as it begins (topic.Broker.Done),
+// so that nothing new comes in, and drains the exports as it drains any
+// handler: what they hold, and what the broker's handlers publish during the
+// drain, goes out to NATS before they end. Export and Import then return
+// ErrClosed. The connection is the application's: drain or close it after
+// the bridge.
 //
 // # Concurrency
 //

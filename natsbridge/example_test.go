@@ -66,9 +66,9 @@ func Example() {
 	}
 
 	// Accounting starts later and replays the stream from the start.
-	records, cancelRecords := warehouse.Subscribe(topic.Buffer[natsbridge.Record[Invoice]](8))
+	records, cancelRecords := warehouse.Subscribe(topic.Buffer[natsbridge.Imported[Invoice]](8))
 	defer cancelRecords()
-	whBridge.ImportStream[Invoice](ctx, "shop.invoices", natsbridge.Stream{}, natsbridge.Consumer{Durable: "accounting", Start: natsbridge.Earliest()})
+	whBridge.ImportStream[Invoice](ctx, "shop.invoices", natsbridge.Stream{}, natsbridge.Consumer{Durable: "accounting", Start: natsbridge.StartEarliest()})
 	for range 2 {
 		r := <-records
 		fmt.Printf("accounting got offset %d: %+v\n", r.Offset, r.Value)

@@ -15,15 +15,15 @@ import (
 //
 // The export is a handler subscription of the broker (topic.Broker.Handle),
 // named "natsbridge export <subject>", with a queue of DefaultBuffer values
-// unless Subscription says otherwise: publishers never wait for NATS. Its
+// unless HandlerOptions says otherwise: publishers never wait for NATS. Its
 // goroutine encodes and publishes the values one at a time, in the order the
 // subscription accepted them. A value the queue cannot take, or that fails
 // to encode or publish, is counted by the broker as lost (Full, Errored) and
 // by the link (EncodeErrors, PublishErrors), and reported to Config.OnError.
 //
 // Core NATS is at most once: see the package documentation. Export never
-// sends what an import publishes, a Record: a Record is not a T, and an
-// export of an interface type that a Record implements (any, for one)
+// sends what an import publishes, an Imported value: an Imported value is not a T, and an
+// export of an interface type that an Imported value implements (any, for one)
 // skips it.
 func (br *Bridge) Export[T any](subject string, opts ...Option[T]) (*Link, error) {
 	c := configure(opts)
@@ -50,7 +50,7 @@ func (br *Bridge) handle[T any](l *Link, f func(context.Context, T) error, opts 
 		topic.Name[T]("natsbridge " + l.kind + " " + l.subject),
 	}, opts...)
 	br.mu.Lock()
-	closed := br.closed
+	closed := br.closed || br.brokerDown()
 	br.mu.Unlock()
 	if closed {
 		return ErrClosed
@@ -60,9 +60,9 @@ func (br *Bridge) handle[T any](l *Link, f func(context.Context, T) error, opts 
 }
 
 // skipImported adds to opts, if T is an interface type, a From source that
-// drops the Records imports publish: a From source of type T comes before the
+// drops the Imported values imports publish: a From source of type T comes before the
 // subscription's own, and decides. For a concrete T nothing is added: a T
-// is never a Record unless T is one, which is exporting Records on purpose.
+// is never an Imported value unless T is one, which is exporting Imported values on purpose.
 func skipImported[T any](opts []topic.Option[T]) []topic.Option[T] {
 	if reflect.TypeFor[T]().Kind() != reflect.Interface {
 		return opts

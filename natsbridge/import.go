@@ -8,15 +8,15 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// A Record is a value an import received, as it publishes it on the broker:
+// An Imported is a value an import received, as it publishes it on the broker:
 // the decoded value and where it came from.
 //
-// Imports publish Records, never bare values, so that an export of T, in
+// Imports publish Imported values, never bare values, so that an export of T, in
 // this process or any other, never sees and sends again what an import
 // received. A subscriber that wants plain values subscribes to T with
 // topic.From(Unwrap[T]), and then receives both the local values and the
 // imported ones.
-type Record[T any] struct {
+type Imported[T any] struct {
 	// Offset is the message's stream sequence, for a stream import: it
 	// only grows along a stream, and ImportStream can start from it again
 	// (At). Zero for a core NATS import.
@@ -33,19 +33,19 @@ type Record[T any] struct {
 	Value     T
 }
 
-// imported marks the Records, for exports of interface types.
-func (Record[T]) imported() {}
+// imported marks the Imported values, for exports of interface types.
+func (Imported[T]) imported() {}
 
-// An importedValue is a Record of any type.
+// An importedValue is an Imported value of any type.
 type importedValue interface{ imported() }
 
 // Unwrap returns r's value and true: as a From function, it makes a
 // subscription to T receive the imported values too.
 //
 //	ch, cancel := b.Subscribe(topic.From(natsbridge.Unwrap[Order]))
-func Unwrap[T any](r Record[T]) (T, bool) { return r.Value, true }
+func Unwrap[T any](r Imported[T]) (T, bool) { return r.Value, true }
 
-// Import publishes on the bridge's broker, as a Record[T], every message
+// Import publishes on the bridge's broker, as an Imported[T], every message
 // received on subject from core NATS, decoded by the codec (JSON without
 // WithCodec). An empty subject means DefaultSubject[T](); the subject may
 // hold wildcards (* for a token, > at the end for the rest). A subject with
@@ -60,7 +60,7 @@ func Unwrap[T any](r Record[T]) (T, bool) { return r.Value, true }
 // NATS and that goroutine, nats.go holds up to Pending messages
 // (DefaultPending); beyond that it drops them, counted as Dropped and
 // reported as a SlowConsumer Error. The broker's own delivery is the
-// broker's: a subscription whose buffer is full loses the Record, counted
+// broker's: a subscription whose buffer is full loses the Imported value, counted
 // there.
 //
 // Core NATS is at most once: see the package documentation. On a connection
@@ -69,7 +69,7 @@ func Unwrap[T any](r Record[T]) (T, bool) { return r.Value, true }
 // OriginHeader, counted as Echoes.
 func (br *Bridge) Import[T any](subject string, opts ...Option[T]) (*Link, error) {
 	c := configure(opts)
-	c.refuse("Import", "Subscription", "Async")
+	c.refuse("Import", "HandlerOptions", "Async")
 	subject, err := subjectOf(subject, reflect.TypeFor[T](), true)
 	if err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func (br *Bridge) Import[T any](subject string, opts ...Option[T]) (*Link, error
 	if c.pending <= 0 {
 		c.pending = DefaultPending
 	}
-	l := &Link{br: br, subject: subject, kind: "import"}
+	l := &Link{br: br, subject: subject, kind: "import", input: true}
 	x := &importer[T]{l: l, codec: c.codec, msgs: make(chan *nats.Msg, c.pending), done: make(chan struct{})}
 	sub, err := br.nc.ChanSubscribe(subject, x.msgs)
 	if err != nil {
@@ -143,7 +143,7 @@ func (x *importer[T]) receive(m *nats.Msg) {
 	}
 	// Counted first, so that whoever receives the value sees it counted.
 	x.l.counts.received.Add(1)
-	br.b.Publish(Record[T]{Subject: m.Subject, Value: v})
+	br.b.Publish(Imported[T]{Subject: m.Subject, Value: v})
 }
 
 // isOrigin reports whether h marks a message exported by origin.

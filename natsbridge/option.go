@@ -5,9 +5,9 @@ import "github.com/seedaa7df82c/topic"
 // An Option configures one export or import of values of type T.
 //
 // The zero Option has no effect. Given more than once, the last option of a
-// kind wins, except Subscription, whose options add up in order. An option
+// kind wins, except HandlerOptions, whose options add up in order. An option
 // that does not apply to the link it is given to (Pending to an export,
-// Subscription or Async to an import) makes the call panic.
+// HandlerOptions or Async to an import) makes the call panic.
 type Option[T any] struct {
 	apply func(*config[T])
 }
@@ -58,16 +58,16 @@ func WithCodec[T any](c Codec[T]) Option[T] {
 	}}
 }
 
-// Subscription passes options to the handler subscription through which an
+// HandlerOptions passes options to the handler subscription through which an
 // export receives the broker's values of type T (see topic.Broker.Handle):
 // topic.Buffer for its queue (DefaultBuffer without it), topic.Name for its
 // row in topic.Broker.Subscriptions, topic.OnLoss to see each value it loses,
 // topic.Overflow, topic.From, topic.Retry to retry a value whose publication
 // failed, topic.DiscardOnStop. Given more than once, the options add up in
 // order. Only for Export and ExportStream.
-func Subscription[T any](opts ...topic.Option[T]) Option[T] {
+func HandlerOptions[T any](opts ...topic.Option[T]) Option[T] {
 	return Option[T]{apply: func(c *config[T]) {
-		c.mark("Subscription")
+		c.mark("HandlerOptions")
 		c.sub = append(c.sub, opts...)
 	}}
 }

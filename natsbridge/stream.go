@@ -90,7 +90,7 @@ func (br *Bridge) ensureStream(ctx context.Context, js jetstream.JetStream, subj
 }
 
 // DefaultRetry is how a synchronous stream export retries a value the
-// stream did not acknowledge, unless Subscription gives another topic.Retry:
+// stream did not acknowledge, unless HandlerOptions gives another topic.Retry:
 // up to 10 attempts, backing off from 100ms to 2s. A value that fails them
 // all is published on the broker as a topic.DeadLetter[T].
 var DefaultRetry = topic.RetryPolicy{Attempts: 10, Base: 100 * time.Millisecond, Max: 2 * time.Second, Jitter: 0.2}
@@ -105,7 +105,7 @@ var DefaultRetry = topic.RetryPolicy{Attempts: 10, Base: 100 * time.Millisecond,
 // sends the next (a synchronous publish), and is at least once: a value the
 // stream does not acknowledge within Config.AckTimeout is counted as a
 // PublishError and retried under DefaultRetry, or the topic.Retry given
-// with Subscription, and dead-lettered if it fails every attempt (see
+// with HandlerOptions, and dead-lettered if it fails every attempt (see
 // topic.Broker.Handle). A retried value may be stored twice, if only its
 // acknowledgement was lost. While it retries, the export's queue fills, and
 // beyond DefaultBuffer values the broker drops them, counted as Full.
@@ -235,8 +235,11 @@ func (br *Bridge) asyncErr(_ jetstream.JetStream, m *nats.Msg, err error) {
 	br.report(&br.counts, Publish, m.Subject, err)
 }
 
-// A Start says where a new consumer of a stream import starts.
-type Start struct {
+// A StreamStart says where a new consumer of a stream import starts, in
+// the stream's sequence: StartNew, StartLast, StartAt, StartSince or
+// StartEarliest (JetStream's deliver policies). The zero StreamStart is
+// StartNew.
+type StreamStart struct {
 	kind startKind
 	seq  uint64
 	t    time.Time
@@ -252,29 +255,29 @@ const (
 	startEarliest
 )
 
-// Next starts with the next message stored: no replay. The zero Start.
-func Next() Start { return Start{} }
+// StartNew starts with the next message stored: no replay.
+func StartNew() StreamStart { return StreamStart{} }
 
-// Last starts with the last n messages the stream keeps, or all of them if
-// it keeps fewer. It counts the stream's messages, so on a stream shared
-// with other subjects it may deliver fewer than n of the import's subject.
-// Last(0) is Next().
-func Last(n int) Start {
+// StartLast starts with the last n messages the stream keeps, or all of
+// them if it keeps fewer. It counts the stream's messages, so on a stream
+// shared with other subjects it may deliver fewer than n of the import's
+// subject. StartLast(0) is StartNew().
+func StartLast(n int) StreamStart {
 	if n <= 0 {
-		return Start{}
+		return StreamStart{}
 	}
-	return Start{kind: startLast, seq: uint64(n)}
+	return StreamStart{kind: startLast, seq: uint64(n)}
 }
 
-// At starts at stream sequence seq (a Record's Offset): an offset the
-// stream no longer keeps starts at the oldest it keeps.
-func At(seq uint64) Start { return Start{kind: startAt, seq: max(seq, 1)} }
+// StartAt starts at stream sequence seq (an Imported value's Offset): a
+// sequence the stream no longer keeps starts at the oldest it keeps.
+func StartAt(seq uint64) StreamStart { return StreamStart{kind: startAt, seq: max(seq, 1)} }
 
-// Since starts with the first message stored at or after t.
-func Since(t time.Time) Start { return Start{kind: startSince, t: t} }
+// StartSince starts with the first message stored at or after t.
+func StartSince(t time.Time) StreamStart { return StreamStart{kind: startSince, t: t} }
 
-// Earliest starts at the oldest message the stream keeps.
-func Earliest() Start { return Start{kind: startEarliest} }
+// StartEarliest starts at the oldest message the stream keeps.
+func StartEarliest() StreamStart { return StreamStart{kind: startEarliest} }
 
 // Consumer says how a stream import consumes its stream.
 type Consumer struct {
@@ -287,8 +290,9 @@ type Consumer struct {
 	// A durable name allows no '.', '*', '>', path separator or white
 	// space. Two imports with the same durable name share its messages.
 	Durable string
-	// Start is where a new consumer starts; the zero Start is Next.
-	Start Start
+	// Start is where a new consumer starts; the zero StreamStart is
+	// StartNew.
+	Start StreamStart
 	// AckWait is how long the stream waits for a durable consumer's
 	// acknowledgement before it delivers a message again. Zero means the
 	// server's default, 30s.
@@ -300,7 +304,7 @@ type Consumer struct {
 
 // ImportStream is Import from a JetStream stream: every message of the
 // stream that stores subject (created from s if there is none) whose
-// subject matches is decoded and published on the broker as a Record[T]
+// subject matches is decoded and published on the broker as an Imported[T]
 // carrying its stream sequence as Offset. The subject may hold wildcards;
 // ctx bounds the stream's and the consumer's lookup and creation.
 //
@@ -308,11 +312,11 @@ type Consumer struct {
 // after it is published on the broker, so a message is lost to the import
 // only once the broker had it: an import that stops or dies before that
 // gets it again, from this process after a restart or from another. It is
-// at least once, and a subscriber must tolerate duplicates (Record.Delivered
-// above one marks a redelivery; Record.Offset identifies the message). A
+// at least once, and a subscriber must tolerate duplicates (Imported.Delivered
+// above one marks a redelivery; Imported.Offset identifies the message). A
 // message that fails to decode is counted (DecodeErrors), reported, and
 // terminated, so that it is never delivered again. What the broker does with
-// the Record is the broker's: a subscription whose buffer is full loses it,
+// the Imported is the broker's: a subscription whose buffer is full loses it,
 // counted there, although the stream counts it as delivered.
 //
 // With an ordered consumer, messages are delivered in stream order without
@@ -323,7 +327,7 @@ type Consumer struct {
 // Echoes (and acknowledged).
 func (br *Bridge) ImportStream[T any](ctx context.Context, subject string, s Stream, c Consumer, opts ...Option[T]) (*Link, error) {
 	cf := configure(opts)
-	cf.refuse("ImportStream", "Subscription", "Async")
+	cf.refuse("ImportStream", "HandlerOptions", "Async")
 	subject, err := subjectOf(subject, reflect.TypeFor[T](), true)
 	if err != nil {
 		return nil, err
@@ -362,7 +366,7 @@ func (br *Bridge) ImportStream[T any](ctx context.Context, subject string, s Str
 	if err != nil {
 		return nil, err
 	}
-	l := &Link{br: br, subject: subject, kind: "stream import"}
+	l := &Link{br: br, subject: subject, kind: "stream import", input: true}
 	x := &streamImport[T]{l: l, codec: cf.codec, it: it, durable: c.Durable != "", done: make(chan struct{})}
 	l.stop = x.stop
 	go x.run()
@@ -396,7 +400,7 @@ func (br *Bridge) durable(ctx context.Context, st jetstream.Stream, subject stri
 }
 
 // startOf translates s into a JetStream deliver policy.
-func startOf(ctx context.Context, st jetstream.Stream, s Start) (jetstream.DeliverPolicy, uint64, *time.Time, error) {
+func startOf(ctx context.Context, st jetstream.Stream, s StreamStart) (jetstream.DeliverPolicy, uint64, *time.Time, error) {
 	switch s.kind {
 	case startLast:
 		info, err := st.Info(ctx)
@@ -473,7 +477,7 @@ func (x *streamImport[T]) receive(m jetstream.Msg) {
 		x.settle(m, nak)
 		return
 	}
-	r := Record[T]{Offset: meta.Sequence.Stream, Time: meta.Timestamp, Subject: m.Subject(), Value: v}
+	r := Imported[T]{Offset: meta.Sequence.Stream, Time: meta.Timestamp, Subject: m.Subject(), Value: v}
 	if x.durable {
 		r.Delivered = meta.NumDelivered
 	}

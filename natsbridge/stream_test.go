@@ -44,16 +44,16 @@ func publishN(t *testing.T, n *node, exp *natsbridge.Link, first, count int) {
 }
 
 // recvOrders receives n records from ch.
-func recvOrders(t *testing.T, ch <-chan natsbridge.Record[Order], n int) []natsbridge.Record[Order] {
+func recvOrders(t *testing.T, ch <-chan natsbridge.Imported[Order], n int) []natsbridge.Imported[Order] {
 	t.Helper()
-	rs := make([]natsbridge.Record[Order], n)
+	rs := make([]natsbridge.Imported[Order], n)
 	for i := range rs {
 		rs[i] = recv(t, ch, wait)
 	}
 	return rs
 }
 
-func ids(rs []natsbridge.Record[Order]) []int {
+func ids(rs []natsbridge.Imported[Order]) []int {
 	out := make([]int, len(rs))
 	for i, r := range rs {
 		out[i] = r.Value.ID
@@ -61,7 +61,7 @@ func ids(rs []natsbridge.Record[Order]) []int {
 	return out
 }
 
-func offsets(rs []natsbridge.Record[Order]) []uint64 {
+func offsets(rs []natsbridge.Imported[Order]) []uint64 {
 	out := make([]uint64, len(rs))
 	for i, r := range rs {
 		out[i] = r.Offset
@@ -75,10 +75,10 @@ func TestStreamRoundTripCarriesOffsets(t *testing.T) {
 	exp := linked(t)(from.br.ExportStream[Order](t.Context(), "js.orders", natsbridge.Stream{}))
 	publishN(t, from, exp, 10, 3)
 
-	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](8))
+	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](8))
 	defer cancel()
 	before := time.Now()
-	linked(t)(to.br.ImportStream[Order](t.Context(), "js.orders", natsbridge.Stream{}, natsbridge.Consumer{Start: natsbridge.Earliest()}))
+	linked(t)(to.br.ImportStream[Order](t.Context(), "js.orders", natsbridge.Stream{}, natsbridge.Consumer{Start: natsbridge.StartEarliest()}))
 	rs := recvOrders(t, recs, 3)
 	if got := offsets(rs); !slices.Equal(got, []uint64{1, 2, 3}) {
 		t.Fatalf("offsets %v", got)
@@ -115,9 +115,9 @@ func TestStreamIsCreatedWithItsBounds(t *testing.T) {
 	}
 	// An offset no longer kept starts at the oldest kept.
 	reader := newNode(t, ts)
-	recs, cancel := reader.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](8))
+	recs, cancel := reader.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](8))
 	defer cancel()
-	linked(t)(reader.br.ImportStream[Order](t.Context(), "bounded", natsbridge.Stream{}, natsbridge.Consumer{Start: natsbridge.At(1)}))
+	linked(t)(reader.br.ImportStream[Order](t.Context(), "bounded", natsbridge.Stream{}, natsbridge.Consumer{Start: natsbridge.StartAt(1)}))
 	if got := offsets(recvOrders(t, recs, 3)); !slices.Equal(got, []uint64{3, 4, 5}) {
 		t.Fatalf("At(1) after trimming: offsets %v", got)
 	}
@@ -144,7 +144,7 @@ func TestStreamDoesNotReturnAProcessItsOwnExports(t *testing.T) {
 			exp := linked(t)(self.br.ExportStream[Order](t.Context(), subject, natsbridge.Stream{Memory: true}))
 			imp := linked(t)(self.br.ImportStream[Order](t.Context(), subject, natsbridge.Stream{}, c.consumer))
 			peerExp := linked(t)(peer.br.ExportStream[Order](t.Context(), subject, natsbridge.Stream{}))
-			recs, cancel := self.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](8))
+			recs, cancel := self.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](8))
 			defer cancel()
 
 			publishN(t, self, exp, 1, 1)
@@ -173,7 +173,7 @@ func TestMalformedStreamMessageIsTerminated(t *testing.T) {
 	n := newNode(t, ts)
 	const subject = "js.malformed"
 	imp := linked(t)(n.br.ImportStream[Order](t.Context(), subject, natsbridge.Stream{}, natsbridge.Consumer{Durable: "m", AckWait: 200 * time.Millisecond}))
-	recs, cancel := n.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](8))
+	recs, cancel := n.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](8))
 	defer cancel()
 	js, _ := jetstream.New(connect(t, ts))
 	for _, data := range []string{`not json`, `{"id":1}`, `{"id":`, `{"id":2}`} {
@@ -208,12 +208,12 @@ func TestDurableImportResumesAfterRestart(t *testing.T) {
 	from := newNode(t, ts)
 	const subject = "js.durable"
 	exp := linked(t)(from.br.ExportStream[Order](t.Context(), subject, natsbridge.Stream{}))
-	consumer := natsbridge.Consumer{Durable: "billing", Start: natsbridge.Earliest()}
+	consumer := natsbridge.Consumer{Durable: "billing", Start: natsbridge.StartEarliest()}
 	publishN(t, from, exp, 0, 5)
 
 	// The first importing process takes what is there, then ends.
 	first := newNode(t, ts)
-	recs, cancel := first.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](16))
+	recs, cancel := first.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](16))
 	imp := linked(t)(first.br.ImportStream[Order](t.Context(), subject, natsbridge.Stream{}, consumer))
 	if got := ids(recvOrders(t, recs, 5)); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
 		t.Fatalf("first process got %v", got)
@@ -227,7 +227,7 @@ func TestDurableImportResumesAfterRestart(t *testing.T) {
 
 	// The restarted process resumes after what the first acknowledged.
 	second := newNode(t, ts)
-	recs, cancel = second.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](16))
+	recs, cancel = second.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](16))
 	defer cancel()
 	linked(t)(second.br.ImportStream[Order](t.Context(), subject, natsbridge.Stream{}, consumer))
 	rs := recvOrders(t, recs, 5)
@@ -257,15 +257,15 @@ func TestReplayFromAChosenStart(t *testing.T) {
 
 	for i, c := range []struct {
 		name  string
-		start natsbridge.Start
+		start natsbridge.StreamStart
 		want  []uint64
 	}{
-		{"earliest", natsbridge.Earliest(), []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
-		{"at a sequence", natsbridge.At(4), []uint64{4, 5, 6, 7, 8, 9, 10}},
-		{"last n", natsbridge.Last(3), []uint64{8, 9, 10}},
-		{"last more than kept", natsbridge.Last(50), []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
-		{"since a time", natsbridge.Since(mid), []uint64{6, 7, 8, 9, 10}},
-		{"next", natsbridge.Next(), nil},
+		{"earliest", natsbridge.StartEarliest(), []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{"at a sequence", natsbridge.StartAt(4), []uint64{4, 5, 6, 7, 8, 9, 10}},
+		{"last n", natsbridge.StartLast(3), []uint64{8, 9, 10}},
+		{"last more than kept", natsbridge.StartLast(50), []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{"since a time", natsbridge.StartSince(mid), []uint64{6, 7, 8, 9, 10}},
+		{"next", natsbridge.StartNew(), nil},
 	} {
 		for _, durable := range []string{"", "d"} {
 			name := c.name + " ordered"
@@ -275,7 +275,7 @@ func TestReplayFromAChosenStart(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				to := newNode(t, ts)
-				recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](16))
+				recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](16))
 				defer cancel()
 				linked(t)(to.br.ImportStream[Order](t.Context(), subject, natsbridge.Stream{}, natsbridge.Consumer{Durable: durable, Start: c.start}))
 				if got := offsets(recvOrders(t, recs, len(c.want))); !slices.Equal(got, c.want) {
@@ -298,7 +298,7 @@ func TestStreamIsAtLeastOnceAcrossServerRestart(t *testing.T) {
 	from, to := newNode(t, ts), newNode(t, ts)
 	const subject = "js.restart"
 	exp := linked(t)(from.br.ExportStream[Order](t.Context(), subject, natsbridge.Stream{}))
-	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](4096))
+	recs, cancel := to.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](4096))
 	defer cancel()
 	imp := linked(t)(to.br.ImportStream[Order](t.Context(), subject, natsbridge.Stream{}, natsbridge.Consumer{Durable: "r", AckWait: time.Second}))
 
@@ -365,7 +365,7 @@ func TestAsyncStreamExportCountsEveryAck(t *testing.T) {
 	var lost atomic.Uint64 // by the broker, on the export's queue
 	exp := linked(t)(n.br.ExportStream[Order](t.Context(), subject, natsbridge.Stream{Memory: true},
 		natsbridge.Async[Order](),
-		natsbridge.Subscription(topic.OnLoss(func(topic.Loss[Order]) { lost.Add(1) }))))
+		natsbridge.HandlerOptions(topic.OnLoss(func(topic.Loss[Order]) { lost.Add(1) }))))
 	const count = 2000
 	for i := range count {
 		n.b.Publish(Order{ID: i})
@@ -390,10 +390,10 @@ func TestShutdownStopsAStreamImportWhichResumesLater(t *testing.T) {
 	from := newNode(t, ts)
 	const subject = "js.shutdown"
 	exp := linked(t)(from.br.ExportStream[Order](t.Context(), subject, natsbridge.Stream{}))
-	consumer := natsbridge.Consumer{Durable: "s", Start: natsbridge.Earliest()}
+	consumer := natsbridge.Consumer{Durable: "s", Start: natsbridge.StartEarliest()}
 
 	first := newNode(t, ts)
-	recs, cancel := first.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](16))
+	recs, cancel := first.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](16))
 	defer cancel()
 	linked(t)(first.br.ImportStream[Order](t.Context(), subject, natsbridge.Stream{}, consumer))
 	publishN(t, from, exp, 0, 3)
@@ -405,7 +405,7 @@ func TestShutdownStopsAStreamImportWhichResumesLater(t *testing.T) {
 	publishN(t, from, exp, 3, 3)
 
 	second := newNode(t, ts)
-	recs2, cancel2 := second.b.Subscribe(topic.Buffer[natsbridge.Record[Order]](16))
+	recs2, cancel2 := second.b.Subscribe(topic.Buffer[natsbridge.Imported[Order]](16))
 	defer cancel2()
 	linked(t)(second.br.ImportStream[Order](t.Context(), subject, natsbridge.Stream{}, consumer))
 	if got := ids(recvOrders(t, recs2, 3)); !slices.Equal(got, []int{3, 4, 5}) {
@@ -440,7 +440,7 @@ func TestSyncExportRetriesThenDeadLetters(t *testing.T) {
 	dead, cancel := n.b.Subscribe(topic.Buffer[topic.DeadLetter[Order]](1))
 	defer cancel()
 	exp := linked(t)(n.br.ExportStream[Order](t.Context(), subject, natsbridge.Stream{Memory: true},
-		natsbridge.Subscription(topic.Retry[Order](topic.RetryPolicy{Attempts: 2}))))
+		natsbridge.HandlerOptions(topic.Retry[Order](topic.RetryPolicy{Attempts: 2}))))
 	js, _ := jetstream.New(n.nc)
 	if err := js.DeleteStream(t.Context(), "js_dead"); err != nil {
 		t.Fatal(err)
