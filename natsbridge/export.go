@@ -2,6 +2,7 @@ package natsbridge
 
 import (
 	"context"
+	"errors"
 	"reflect"
 
 	"github.com/nats-io/nats.go"
@@ -59,18 +60,21 @@ func (br *Bridge) handle[T any](l *Link, f func(context.Context, T) error, opts 
 	return nil
 }
 
-// skipImported adds to opts, if T is an interface type, a From source that
-// drops the Imported values imports publish: a From source of type T comes before the
-// subscription's own, and decides. For a concrete T nothing is added: a T
-// is never an Imported value unless T is one, which is exporting Imported values on purpose.
+// skipImported puts before opts, if T is an interface type or the user gave
+// options (which may hold From sources of interface types), a From source
+// that rejects the Imported values imports publish, of any type: the first
+// source that matches a value decides, so no source of the user's sees one.
+// For a concrete T without options nothing is added: a T is never an
+// Imported value unless T is one.
 func skipImported[T any](opts []topic.Option[T]) []topic.Option[T] {
-	if reflect.TypeFor[T]().Kind() != reflect.Interface {
+	if reflect.TypeFor[T]().Kind() != reflect.Interface && len(opts) == 0 {
 		return opts
 	}
-	return append(opts, topic.From(func(v T) (T, bool) {
-		_, imported := any(v).(importedValue) // v is an interface: no allocation
-		return v, !imported
-	}))
+	skip := topic.From(func(importedValue) (T, bool) {
+		var zero T
+		return zero, false
+	})
+	return append([]topic.Option[T]{skip}, opts...)
 }
 
 // export is a core NATS export of values of type T. Never changes.
@@ -84,9 +88,9 @@ type export[T any] struct {
 
 // handle is the export's handler function: it sends v.
 func (x *export[T]) handle(_ context.Context, v T) error {
-	data, err := x.codec.Marshal(v)
+	data, err := encode(x.codec, v)
 	if err != nil {
-		return x.l.br.report(&x.l.counts, Encode, x.subject, err)
+		return topic.Permanent(x.l.br.report(&x.l.counts, Encode, x.subject, err))
 	}
 	if x.hdr == nil {
 		err = x.nc.Publish(x.subject, data)
@@ -94,8 +98,19 @@ func (x *export[T]) handle(_ context.Context, v T) error {
 		err = x.nc.PublishMsg(&nats.Msg{Subject: x.subject, Data: data, Header: x.hdr})
 	}
 	if err != nil {
-		return x.l.br.report(&x.l.counts, Publish, x.subject, err)
+		return publishFailed(x.l.br.report(&x.l.counts, Publish, x.subject, err))
 	}
 	x.l.counts.sent.Add(1)
 	return nil
+}
+
+// publishFailed returns e, the error of a failed publication, as the export
+// handler's error: permanent if the connection is closed or draining, so
+// that the handler does not retry what can never be sent (see
+// topic.Permanent).
+func publishFailed(e *Error) error {
+	if errors.Is(e, nats.ErrConnectionClosed) || errors.Is(e, nats.ErrConnectionDraining) {
+		return topic.Permanent(e)
+	}
+	return e
 }

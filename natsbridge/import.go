@@ -136,7 +136,7 @@ func (x *importer[T]) receive(m *nats.Msg) {
 		x.l.counts.echoes.Add(1)
 		return
 	}
-	v, err := x.codec.Unmarshal(m.Data)
+	v, err := decode(x.codec, m.Data)
 	if err != nil {
 		br.report(&x.l.counts, Decode, x.l.subject, err)
 		return

@@ -178,13 +178,13 @@ type streamExport[T any] struct {
 
 // handle publishes v and waits for its acknowledgement.
 func (x *streamExport[T]) handle(ctx context.Context, v T) error {
-	data, err := x.codec.Marshal(v)
+	data, err := encode(x.codec, v)
 	if err != nil {
-		return x.l.br.report(&x.l.counts, Encode, x.subject, err)
+		return topic.Permanent(x.l.br.report(&x.l.counts, Encode, x.subject, err))
 	}
 	// ctx has no deadline: the JetStream context applies AckTimeout.
 	if _, err := x.js.PublishMsg(ctx, &nats.Msg{Subject: x.subject, Data: data, Header: x.hdr}); err != nil {
-		return x.l.br.report(&x.l.counts, Publish, x.subject, err)
+		return publishFailed(x.l.br.report(&x.l.counts, Publish, x.subject, err))
 	}
 	x.l.counts.sent.Add(1)
 	return nil
@@ -192,9 +192,9 @@ func (x *streamExport[T]) handle(ctx context.Context, v T) error {
 
 // handleAsync publishes v; its acknowledgement is counted when it comes.
 func (x *streamExport[T]) handleAsync(_ context.Context, v T) error {
-	data, err := x.codec.Marshal(v)
+	data, err := encode(x.codec, v)
 	if err != nil {
-		return x.l.br.report(&x.l.counts, Encode, x.subject, err)
+		return topic.Permanent(x.l.br.report(&x.l.counts, Encode, x.subject, err))
 	}
 	x.target.pending.Add(1)
 	if _, err := x.js.PublishMsgAsync(&nats.Msg{Subject: x.subject, Data: data, Header: x.hdr}); err != nil {
@@ -465,7 +465,7 @@ func (x *streamImport[T]) receive(m jetstream.Msg) {
 		x.settle(m, term)
 		return
 	}
-	v, err := x.codec.Unmarshal(m.Data())
+	v, err := decode(x.codec, m.Data())
 	if err != nil {
 		br.report(&x.l.counts, Decode, x.l.subject, err)
 		x.settle(m, term)
@@ -515,7 +515,20 @@ func (x *streamImport[T]) settle(m jetstream.Msg, s settlement) {
 	}
 }
 
+// stop drains the iterator: Next returns what is buffered, then
+// ErrMsgIteratorClosed. Draining asks the server to stop sending; with the
+// server unreachable, or too slow to answer within AckTimeout, the
+// iterator is stopped instead, at once: what it buffered and did not
+// publish stays unacknowledged, for the stream to deliver again.
 func (x *streamImport[T]) stop() {
-	x.it.Drain() // Next returns what is buffered, then ErrMsgIteratorClosed
+	if x.l.br.nc.IsConnected() {
+		x.it.Drain()
+		select {
+		case <-x.done:
+			return
+		case <-time.After(x.l.br.cfg.AckTimeout):
+		}
+	}
+	x.it.Stop()
 	<-x.done
 }
