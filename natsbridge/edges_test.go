@@ -3,11 +3,13 @@ package natsbridge_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/seedaa7df82c/topic"
 	"github.com/seedaa7df82c/topic/natsbridge"
 )
@@ -174,5 +176,80 @@ func TestABridgeAddsNothingToSubscriptions(t *testing.T) {
 	linked(t)(n.br.Export[Order]("edge.table"))
 	if st := n.b.Subscriptions(); len(st) != 1 || !strings.HasPrefix(st[0].Name, "natsbridge export") {
 		t.Fatalf("with one export the broker lists %+v", st)
+	}
+}
+
+// Every attempt at one value of a synchronous stream export carries the
+// same message ID, and the next value another: here no stream stores the
+// subject any more, so every attempt goes unanswered, seen by a plain
+// subscriber.
+func TestStreamExportRetriesKeepTheirMessageID(t *testing.T) {
+	ts := startServer(t)
+	n := &node{b: new(topic.Broker), nc: connect(t, ts)}
+	n.br = natsbridge.New(n.b, n.nc, natsbridge.Config{AckTimeout: 50 * time.Millisecond})
+	t.Cleanup(n.br.Close)
+	ctx := context.Background()
+	retry := topic.Retry[Order](topic.RetryPolicy{Attempts: 3, Base: time.Millisecond})
+	linked(t)(n.br.ExportStream[Order](ctx, "edge.ids", natsbridge.Stream{}, natsbridge.HandlerOptions(retry)))
+	js, err := jetstream.New(n.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(ctx, "edge_ids"); err != nil {
+		t.Fatal(err)
+	}
+	raw := connect(t, ts)
+	sub, err := raw.SubscribeSync("edge.ids")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	n.b.Publish(Order{ID: 1})
+	n.b.Publish(Order{ID: 2})
+	var ids []string
+	for range 6 {
+		m, err := sub.NextMsg(wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.Header.Get(jetstream.MsgIDHeader))
+	}
+	o := n.br.Origin()
+	want := []string{o + "-1", o + "-1", o + "-1", o + "-2", o + "-2", o + "-2"}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("message IDs %v, want %v", ids, want)
+	}
+}
+
+// A value whose message ID the stream stored already (an attempt whose
+// acknowledgement was lost) is not stored again, and is counted as a
+// duplicate and as sent.
+func TestStreamExportOfAStoredIDIsStoredOnce(t *testing.T) {
+	ts := startServer(t)
+	n := newNode(t, ts)
+	ctx := context.Background()
+	exp := linked(t)(n.br.ExportStream[Order](ctx, "edge.dup", natsbridge.Stream{}))
+	js, err := jetstream.New(connect(t, ts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the export's first attempt at its first value would have
+	// stored: its ID is the bridge's Origin and the value's number.
+	if _, err := js.Publish(ctx, "edge.dup", []byte(`{"id":1}`), jetstream.WithMsgID(n.br.Origin()+"-1")); err != nil {
+		t.Fatal(err)
+	}
+	n.b.Publish(Order{ID: 1})
+	waitFor(t, wait, "the export's acknowledgement", func() bool { return exp.Stats().Sent == 1 })
+	if s := exp.Stats(); s.Duplicates != 1 {
+		t.Errorf("stats %+v, want one duplicate", s)
+	}
+	info, err := streamOf(t, n.nc, "edge.dup").Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Errorf("the stream holds %d messages, want 1", info.State.Msgs)
 	}
 }

@@ -22,6 +22,11 @@ type Stats struct {
 	// Echoes counts the messages an import skipped because this bridge sent
 	// them (see the Loop prevention section of the package documentation).
 	Echoes uint64
+	// Duplicates counts the values a synchronous stream export sent again,
+	// after an attempt whose acknowledgement was lost, that the stream had
+	// stored already and did not store again (its message ID was within
+	// the stream's duplicate window). Each is counted in Sent too.
+	Duplicates uint64
 
 	EncodeErrors  uint64 // values the codec could not encode, not sent
 	DecodeErrors  uint64 // messages the codec could not decode, skipped
@@ -46,6 +51,7 @@ func (s *Stats) add(o Stats) {
 	s.Sent += o.Sent
 	s.Received += o.Received
 	s.Echoes += o.Echoes
+	s.Duplicates += o.Duplicates
 	s.EncodeErrors += o.EncodeErrors
 	s.DecodeErrors += o.DecodeErrors
 	s.PublishErrors += o.PublishErrors
@@ -60,7 +66,7 @@ func (s *Stats) add(o Stats) {
 // counters are the atomic counts behind a Stats. Sent and received are
 // added on the path of every value; the others on failures only.
 type counters struct {
-	sent, received, echoes                 atomic.Uint64
+	sent, received, echoes, duplicates     atomic.Uint64
 	encode, decode, publish, ack, consume  atomic.Uint64
 	dropped, slow, disconnects, reconnects atomic.Uint64
 }
@@ -70,6 +76,7 @@ func (c *counters) load() Stats {
 		Sent:          c.sent.Load(),
 		Received:      c.received.Load(),
 		Echoes:        c.echoes.Load(),
+		Duplicates:    c.duplicates.Load(),
 		EncodeErrors:  c.encode.Load(),
 		DecodeErrors:  c.decode.Load(),
 		PublishErrors: c.publish.Load(),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"time"
 
@@ -106,14 +107,22 @@ var DefaultRetry = topic.RetryPolicy{Attempts: 10, Base: 100 * time.Millisecond,
 // stream does not acknowledge within Config.AckTimeout is counted as a
 // PublishError and retried under DefaultRetry, or the topic.Retry given
 // with HandlerOptions, and dead-lettered if it fails every attempt (see
-// topic.Broker.Handle). A retried value may be stored twice, if only its
-// acknowledgement was lost. While it retries, the export's queue fills, and
+// topic.Broker.Handle). Every attempt at one value carries the same message
+// ID (the Nats-Msg-Id header: the bridge's Origin, '-', and the value's
+// number in the export), so that a retry after an attempt whose
+// acknowledgement alone was lost is not stored twice: the stream
+// acknowledges it as a duplicate (counted in Stats.Duplicates). That holds
+// within the stream's duplicate window (its Duplicates setting, two minutes
+// by default) from the first attempt: a retry later than that, a value
+// published twice on the broker, and a value sent again by another process
+// or after a restart are distinct messages. While it retries, the export's queue fills, and
 // beyond DefaultBuffer values the broker drops them, counted as Full.
 //
 // With Async, the goroutine does not wait: up to Config.MaxAckPending
 // publications await their acknowledgement in the background, and one that
 // fails is counted as a PublishError, reported, and lost, since the
-// handler has moved on: faster, and at most once.
+// handler has moved on: faster, and at most once. An Async export sends
+// each value once, so its messages carry no ID.
 func (br *Bridge) ExportStream[T any](ctx context.Context, subject string, s Stream, opts ...Option[T]) (*Link, error) {
 	c := configure(opts)
 	c.refuse("ExportStream", "Pending")
@@ -166,7 +175,7 @@ func (br *Bridge) forgetAsync(subject string) {
 }
 
 // streamExport is a JetStream export of values of type T. Never changes
-// after ExportStream.
+// after ExportStream, but for seq and id.
 type streamExport[T any] struct {
 	l       *Link
 	js      jetstream.JetStream
@@ -174,17 +183,35 @@ type streamExport[T any] struct {
 	subject string
 	hdr     nats.Header
 	target  *asyncTarget // Async only
+	// seq numbers the values the export sent, and id is the message ID of
+	// the last one: the bridge's origin and seq. The handler's goroutine
+	// alone uses them.
+	seq uint64
+	id  string
 }
 
-// handle publishes v and waits for its acknowledgement.
+// handle publishes v and waits for its acknowledgement. Every attempt at
+// one value carries the same message ID (a retry is known by
+// topic.Attempt), so that the stream stores it once if an earlier attempt
+// was stored but its acknowledgement lost.
 func (x *streamExport[T]) handle(ctx context.Context, v T) error {
+	if topic.Attempt(ctx) <= 1 || x.id == "" {
+		x.seq++
+		x.id = x.l.br.origin + "-" + strconv.FormatUint(x.seq, 10)
+	}
 	data, err := encode(x.codec, v)
 	if err != nil {
 		return topic.Permanent(x.l.br.report(&x.l.counts, Encode, x.subject, err))
 	}
+	// A header of its own: nats.go reads it while another value is built.
+	h := nats.Header{OriginHeader: x.hdr[OriginHeader], jetstream.MsgIDHeader: []string{x.id}}
 	// ctx has no deadline: the JetStream context applies AckTimeout.
-	if _, err := x.js.PublishMsg(ctx, &nats.Msg{Subject: x.subject, Data: data, Header: x.hdr}); err != nil {
+	ack, err := x.js.PublishMsg(ctx, &nats.Msg{Subject: x.subject, Data: data, Header: h})
+	if err != nil {
 		return publishFailed(x.l.br.report(&x.l.counts, Publish, x.subject, err))
+	}
+	if ack.Duplicate {
+		x.l.counts.duplicates.Add(1) // stored by an attempt whose ack was lost
 	}
 	x.l.counts.sent.Add(1)
 	return nil
