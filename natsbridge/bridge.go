@@ -222,6 +222,14 @@ func (br *Bridge) register(l *Link) (*Link, error) {
 	return l, nil
 }
 
+// isClosed reports whether the bridge is closed, or its broker's Shutdown
+// has begun.
+func (br *Bridge) isClosed() bool {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	return br.closed || br.brokerDown()
+}
+
 // brokerDown reports whether the broker's Shutdown has begun: known at
 // once, where the watcher learns of it later.
 func (br *Bridge) brokerDown() bool {
@@ -358,7 +366,7 @@ func raise(n *atomic.Uint64, v uint64) {
 type Link struct {
 	br      *Bridge
 	subject string // never changes
-	kind    string // "export", "import", "stream export" or "stream import"; never changes
+	kind    string // see Kind; never changes
 	input   bool   // an import: it publishes on the broker; never changes
 	counts  counters
 
@@ -370,7 +378,8 @@ type Link struct {
 // Subject returns the subject the link exports to or imports from.
 func (l *Link) Subject() string { return l.subject }
 
-// Kind returns "export", "import", "stream export" or "stream import".
+// Kind returns "export", "import", "stream export", "stream import" or
+// "stream handler".
 func (l *Link) Kind() string { return l.kind }
 
 // Stats returns the link's counts. Counts are read atomically one by one.

@@ -28,7 +28,7 @@ import (
 // skips it.
 func (br *Bridge) Export[T any](subject string, opts ...Option[T]) (*Link, error) {
 	c := configure(opts)
-	c.refuse("Export", "Pending", "Async")
+	c.refuse("Export", "Pending", "Async", "Redeliver", "DeadLetterTo")
 	subject, err := subjectOf(subject, reflect.TypeFor[T](), false)
 	if err != nil {
 		return nil, err

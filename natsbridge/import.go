@@ -69,7 +69,7 @@ func Unwrap[T any](r Imported[T]) (T, bool) { return r.Value, true }
 // OriginHeader, counted as Echoes.
 func (br *Bridge) Import[T any](subject string, opts ...Option[T]) (*Link, error) {
 	c := configure(opts)
-	c.refuse("Import", "HandlerOptions", "Async")
+	c.refuse("Import", "HandlerOptions", "Async", "Redeliver", "DeadLetterTo")
 	subject, err := subjectOf(subject, reflect.TypeFor[T](), true)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,8 @@ import "github.com/seedaa7df82c/topic"
 // The zero Option has no effect. Given more than once, the last option of a
 // kind wins, except HandlerOptions, whose options add up in order. An option
 // that does not apply to the link it is given to (Pending to an export,
-// HandlerOptions or Async to an import) makes the call panic.
+// HandlerOptions or Async to an import, Redeliver or DeadLetterTo to
+// anything but HandleStream) makes the call panic.
 type Option[T any] struct {
 	apply func(*config[T])
 }
@@ -18,7 +19,10 @@ type config[T any] struct {
 	sub     []topic.Option[T] // export: options of its handler subscription
 	pending int               // import: messages held ahead of the broker
 	async   bool              // stream export: publish without waiting for each ack
-	used    map[string]bool   // names of the options given, for misuse checks
+	// HandleStream: the redelivery policy and the dead-letter subject.
+	redeliver   *topic.RetryPolicy
+	deadLetters string
+	used        map[string]bool // names of the options given, for misuse checks
 }
 
 func configure[T any](opts []Option[T]) config[T] {
@@ -78,7 +82,8 @@ func HandlerOptions[T any](opts ...topic.Option[T]) Option[T] {
 // SlowConsumer Error; for JetStream, how many messages it asks for ahead
 // (the server holds back the rest, so nothing is dropped). Zero or less
 // means the default: DefaultPending for core NATS, nats.go's (500) for
-// JetStream. Only for Import and ImportStream.
+// ImportStream, DefaultHandlePending for HandleStream. Only for Import,
+// ImportStream and HandleStream.
 func Pending[T any](n int) Option[T] {
 	return Option[T]{apply: func(c *config[T]) {
 		c.mark("Pending")

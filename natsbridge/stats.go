@@ -25,8 +25,17 @@ type Stats struct {
 	// Duplicates counts the values a synchronous stream export sent again,
 	// after an attempt whose acknowledgement was lost, that the stream had
 	// stored already and did not store again (its message ID was within
-	// the stream's duplicate window). Each is counted in Sent too.
+	// the stream's duplicate window). Each is counted in Sent too. For a
+	// stream handler, it counts the redeliveries of a message it had
+	// handled or dead-lettered already (delivered again while it waited
+	// behind a long call), acknowledged and skipped.
 	Duplicates uint64
+
+	// Handled counts the messages a stream handler's function handled
+	// (acknowledged); Retried those it failed and the stream was asked to
+	// deliver again; DeadLettered those it gave up, published as dead
+	// letters and terminated (see HandleStream).
+	Handled, Retried, DeadLettered uint64
 
 	EncodeErrors  uint64 // values the codec could not encode, not sent
 	DecodeErrors  uint64 // messages the codec could not decode, skipped
@@ -52,6 +61,9 @@ func (s *Stats) add(o Stats) {
 	s.Received += o.Received
 	s.Echoes += o.Echoes
 	s.Duplicates += o.Duplicates
+	s.Handled += o.Handled
+	s.Retried += o.Retried
+	s.DeadLettered += o.DeadLettered
 	s.EncodeErrors += o.EncodeErrors
 	s.DecodeErrors += o.DecodeErrors
 	s.PublishErrors += o.PublishErrors
@@ -67,6 +79,7 @@ func (s *Stats) add(o Stats) {
 // added on the path of every value; the others on failures only.
 type counters struct {
 	sent, received, echoes, duplicates     atomic.Uint64
+	handled, retried, deadLettered         atomic.Uint64
 	encode, decode, publish, ack, consume  atomic.Uint64
 	dropped, slow, disconnects, reconnects atomic.Uint64
 }
@@ -77,6 +90,9 @@ func (c *counters) load() Stats {
 		Received:      c.received.Load(),
 		Echoes:        c.echoes.Load(),
 		Duplicates:    c.duplicates.Load(),
+		Handled:       c.handled.Load(),
+		Retried:       c.retried.Load(),
+		DeadLettered:  c.deadLettered.Load(),
 		EncodeErrors:  c.encode.Load(),
 		DecodeErrors:  c.decode.Load(),
 		PublishErrors: c.publish.Load(),

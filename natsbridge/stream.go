@@ -125,7 +125,7 @@ var DefaultRetry = topic.RetryPolicy{Attempts: 10, Base: 100 * time.Millisecond,
 // each value once, so its messages carry no ID.
 func (br *Bridge) ExportStream[T any](ctx context.Context, subject string, s Stream, opts ...Option[T]) (*Link, error) {
 	c := configure(opts)
-	c.refuse("ExportStream", "Pending")
+	c.refuse("ExportStream", "Pending", "Redeliver", "DeadLetterTo")
 	subject, err := subjectOf(subject, reflect.TypeFor[T](), false)
 	if err != nil {
 		return nil, err
@@ -354,7 +354,7 @@ type Consumer struct {
 // Echoes (and acknowledged).
 func (br *Bridge) ImportStream[T any](ctx context.Context, subject string, s Stream, c Consumer, opts ...Option[T]) (*Link, error) {
 	cf := configure(opts)
-	cf.refuse("ImportStream", "HandlerOptions", "Async")
+	cf.refuse("ImportStream", "HandlerOptions", "Async", "Redeliver", "DeadLetterTo")
 	subject, err := subjectOf(subject, reflect.TypeFor[T](), true)
 	if err != nil {
 		return nil, err
