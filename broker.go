@@ -195,6 +195,9 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 	if c.follow != followNone {
 		return b.subscribeFollower(s, &c, h)
 	}
+	if c.ackWaitSet {
+		panic("topic: AckWait is an option of a follower (Follow, Broker.Follow), with a Name")
+	}
 	s.ch = make(chan T, c.capacity)
 	s.policy = c.policy
 	if c.name != "" || c.onLoss != nil || c.ctx != nil || len(c.srcs) > 0 || h != nil {
@@ -425,7 +428,10 @@ func (s *sub[T]) cancel() {
 	b.mu.Lock()
 	s.cancelLocked()
 	b.mu.Unlock()
-	if s.opt != nil && s.opt.pumped != nil {
+	if s.opt != nil && s.opt.pumped != nil && !closed(s.opt.pumped) {
+		if s.opt.pumpID.Load() == goid() {
+			return // called by the pump, from an OnLoss function: it closes the channel once that returns
+		}
 		<-s.opt.pumped // the pump closes the channel
 	}
 }

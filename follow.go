@@ -125,8 +125,14 @@ func (x *Follower[T]) Offset() uint64 { return x.f.pos.Load() }
 // Commit records that every value up to offset o is handled: a durable
 // follower started again under its name resumes after o, and AckWait reads
 // nothing up to o again. Committing an offset below one committed before
-// does nothing. Committing an offset the follower has not read panics.
-func (x *Follower[T]) Commit(o uint64) { x.f.commit(o) }
+// does nothing, and so does Commit on a closed follower. Committing an
+// offset the follower has not read panics.
+func (x *Follower[T]) Commit(o uint64) {
+	if x.f.ended.Load() {
+		return // closed: its name may be another's now
+	}
+	x.f.commit(o)
+}
 
 // Committed returns the last offset committed, and false if none is.
 func (x *Follower[T]) Committed() (uint64, bool) {
@@ -277,17 +283,12 @@ type follower[T any] struct {
 	pos       atomic.Uint64
 	committed atomic.Uint64 // the offset committed last, plus one; 0: none
 	delivered atomic.Uint64 // the offset read last, plus one; 0: none
-	// readAt is when the first value read and not committed was read
-	// (logOf.now), plus one, for AckWait; 0: none.
-	readAt atomic.Int64
-	// unread is the offset of the first value read while nothing read was
-	// uncommitted (readAt was 0): AckWait reads again from there, or from
-	// the last offset committed since, if later. Reader only.
-	unread  uint64
-	ackWait time.Duration // never changes
+	ack *ackState // AckWait's, nil without it; never changes
 	// skipped is what the reader skipped and has not yet told in a
-	// record's Skipped field. Reader only.
-	skipped uint64
+	// record's Skipped field, and lastEnd the position its last read left:
+	// a position moved since by a Seek drops skipped, which is not just
+	// before what the next read finds. Reader only.
+	skipped, lastEnd uint64
 	named   *durable // the name's entry, nil if unnamed; never changes
 	// skip counts and reports a run of values skipped: the subscription's.
 	skip  func(first, n uint64)
@@ -315,7 +316,10 @@ type names struct {
 // newFollower makes the follower of subscription s, configured by c, from
 // its start on; it claims c's name, if any.
 func newFollower[T any](l *logOf[T], c *start, skip func(first, n uint64)) *follower[T] {
-	f := &follower[T]{l: l, ackWait: c.ackWait, skip: skip, wake: newWaiter(), quit: make(chan struct{})}
+	f := &follower[T]{l: l, skip: skip, wake: newWaiter(), quit: make(chan struct{})}
+	if c.ackWait > 0 {
+		f.ack = &ackState{wait: int64(c.ackWait)}
+	}
 	var from uint64
 	if l.keyed != nil {
 		l.mu.Lock()
@@ -348,6 +352,7 @@ func newFollower[T any](l *logOf[T], c *start, skip func(first, n uint64)) *foll
 		f.named = d
 	}
 	f.pos.Store(from)
+	f.lastEnd = from
 	return f
 }
 
@@ -369,10 +374,12 @@ func (f *follower[T]) read(buf []Record[T]) int {
 	}
 	for {
 		from := f.pos.Load()
+		if from != f.lastEnd {
+			f.skipped = 0 // moved by a Seek
+		}
 		o := from
-		if t := f.readAt.Load(); f.ackWait > 0 && t > 0 && l.now()-(t-1) > int64(f.ackWait) {
-			o = f.rereadFrom(o) // not committed in time: read it again
-			f.readAt.Store(0)
+		if f.ack != nil {
+			o = f.ack.redo(l.now(), o)
 		}
 		first := o
 		// Without the sequencing point: tail, then the ring (see logOf).
@@ -402,6 +409,7 @@ func (f *follower[T]) read(buf []Record[T]) int {
 		if !f.pos.CompareAndSwap(from, o) {
 			continue // a Seek moved the position meanwhile: read from there
 		}
+		f.lastEnd = o
 		if skipped > 0 {
 			f.skipped += skipped
 			f.skip(first, skipped)
@@ -410,14 +418,18 @@ func (f *follower[T]) read(buf []Record[T]) int {
 			return 0
 		}
 		buf[0].Skipped, f.skipped = f.skipped, 0
-		if o > f.delivered.Load() {
-			f.delivered.Store(o)
-		}
-		if f.ackWait > 0 && f.readAt.Load() == 0 {
-			f.unread = buf[0].Offset
-			f.readAt.Store(l.now() + 1) // 0 is none
-		}
+		f.read1(buf[0].Offset, o)
 		return n
+	}
+}
+
+// read1 records a read of the offsets from first up to end.
+func (f *follower[T]) read1(first, end uint64) {
+	if end > f.delivered.Load() {
+		f.delivered.Store(end)
+	}
+	if f.ack != nil {
+		f.ack.read(first, end, f.l.now())
 	}
 }
 
@@ -428,9 +440,8 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 	for {
 		from := f.pos.Load()
 		o := from
-		if t := f.readAt.Load(); f.ackWait > 0 && t > 0 && l.now()-(t-1) > int64(f.ackWait) {
-			o = f.rereadFrom(o) // not committed in time: read it again
-			f.readAt.Store(0)
+		if f.ack != nil {
+			o = f.ack.redo(l.now(), o)
 		}
 		l.mu.Lock()
 		n, next := l.keyed.read(o, l.tail.Load(), l.oldest(l.now()), buf, l.timeOf)
@@ -441,26 +452,96 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 		if n == 0 {
 			return 0
 		}
-		if next > f.delivered.Load() {
-			f.delivered.Store(next)
-		}
-		if f.ackWait > 0 && f.readAt.Load() == 0 {
-			f.unread = buf[0].Offset
-			f.readAt.Store(l.now() + 1) // 0 is none
-		}
+		f.read1(buf[0].Offset, next)
 		return n
 	}
 }
 
-// rereadFrom returns where a read from offset o starts again once what was
-// read has not been committed within AckWait: the first value read and not
-// committed, never past o (a Seek back since is kept).
-func (f *follower[T]) rereadFrom(o uint64) uint64 {
-	return min(o, max(f.committed.Load(), f.unread))
+// An ackState is what AckWait keeps of a follower: its reads not yet
+// committed, in order, each a run of offsets and when it was read. A Seek
+// forgets them. Its reader, Commit and Seek may use it at once: mu orders
+// them.
+type ackState struct {
+	wait  int64 // AckWait, in nanoseconds; never changes
+	mu    sync.Mutex
+	reads []readMark // guarded by mu
+}
+
+// A readMark is a run of offsets read, from first up to end, from time from
+// to time to (logOf.now): the reads of less than wait/64 are one run, so
+// that a reader that never commits keeps at most about 64 of them per
+// AckWait. A run counts from its last read, so a value may be read again up
+// to a 64th of AckWait late, never early.
+type readMark struct {
+	first, end uint64
+	from, to   int64
+}
+
+// redo returns where a read from offset o starts: o, unless the oldest
+// read not committed is older than AckWait, then the first offset not
+// committed (never past o: a Seek back since is kept), and the reads are
+// forgotten.
+func (a *ackState) redo(now int64, o uint64) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.reads) == 0 || now-a.reads[0].to <= a.wait {
+		return o
+	}
+	o = min(o, a.reads[0].first)
+	a.reads = a.reads[:0]
+	return o
+}
+
+func (a *ackState) read(first, end uint64, now int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if k := len(a.reads); k > 0 && a.reads[k-1].end == first && now-a.reads[k-1].from < a.wait/64 {
+		a.reads[k-1].end, a.reads[k-1].to = end, now
+		return
+	}
+	a.reads = append(a.reads, readMark{first: first, end: end, from: now, to: now})
+}
+
+// commit forgets what is committed: the offsets below end.
+func (a *ackState) commit(end uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i := 0
+	for i < len(a.reads) && a.reads[i].end <= end {
+		i++
+	}
+	a.reads = append(a.reads[:0], a.reads[i:]...)
+	if len(a.reads) > 0 && a.reads[0].first < end {
+		a.reads[0].first = end // the rest of that run, read when it was
+	}
+}
+
+func (a *ackState) forget() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.reads = a.reads[:0]
 }
 
 // ready reports whether a read would find a record.
-func (f *follower[T]) ready() bool { return f.pos.Load() < f.l.tail.Load() }
+func (f *follower[T]) ready() bool {
+	l := f.l
+	tail := l.tail.Load()
+	switch {
+	case f.pos.Load() >= tail:
+		return false
+	case l.limit.Age <= 0:
+		return true // the value at tail-1, the last published, is kept
+	case l.keyed != nil:
+		l.mu.Lock()
+		nanos, ok := l.keyed.newest()
+		l.mu.Unlock()
+		return ok && !l.expired(nanos, l.now())
+	}
+	// The last value published is the last to expire: if it has, a read
+	// finds nothing to return, however many it skips.
+	_, nanos, st := l.ring.Load().read(tail - 1)
+	return st != readOK || !l.expired(nanos, l.now())
+}
 
 // wait waits until a read would find a record (nil), or the follower quits
 // (errQuit), or stop is closed (errStop).
@@ -509,6 +590,9 @@ func (f *follower[T]) seek(o uint64) {
 		return
 	}
 	f.pos.Store(o)
+	if f.ack != nil {
+		f.ack.forget() // read again from o: see AckWait
+	}
 	f.poke()
 }
 
@@ -533,8 +617,8 @@ func (f *follower[T]) commit(o uint64) {
 			break
 		}
 	}
-	if o+1 >= f.delivered.Load() {
-		f.readAt.Store(0) // nothing read is uncommitted
+	if f.ack != nil {
+		f.ack.commit(o + 1)
 	}
 	if d := f.named; d != nil {
 		f.l.names.mu.Lock()
@@ -545,8 +629,14 @@ func (f *follower[T]) commit(o uint64) {
 
 // lag returns the values kept after the position.
 func (f *follower[T]) lag() uint64 {
-	tail := f.l.tail.Load()
-	return tail - min(max(f.pos.Load(), f.l.head(tail)), tail)
+	l := f.l
+	if l.keyed != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return uint64(l.keyed.countFrom(f.pos.Load()))
+	}
+	tail := l.tail.Load()
+	return tail - min(max(f.pos.Load(), l.head(tail)), tail)
 }
 
 // end releases the follower, once, when its subscription is cancelled or

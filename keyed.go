@@ -52,6 +52,10 @@ type keyedLog[T any] interface {
 	each(from uint64, f func(o uint64, nanos int64, v T))
 	// start returns the offset a start of s begins at, given the tail.
 	start(s Start, tail uint64) uint64
+	// countFrom returns the number of values kept from offset from on.
+	countFrom(from uint64) int
+	// newest returns the time of the last value kept, and false if none is.
+	newest() (nanos int64, ok bool)
 	// trim drops the values older than oldest.
 	trim(oldest int64)
 	// size returns the number of values kept.
@@ -110,6 +114,25 @@ func (c *keyed[T, K]) trim(oldest int64) {
 }
 
 func (c *keyed[T, K]) size() int { return c.live }
+
+func (c *keyed[T, K]) countFrom(from uint64) int {
+	n := 0
+	for _, it := range c.items[c.at(from):] {
+		if !it.dead {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *keyed[T, K]) newest() (int64, bool) {
+	for i := len(c.items) - 1; i >= c.first; i-- {
+		if !c.items[i].dead {
+			return c.items[i].nanos, true
+		}
+	}
+	return 0, false
+}
 
 // drop marks item i dead: its key has a later value, or is dropped.
 func (c *keyed[T, K]) drop(i int) {

@@ -29,6 +29,7 @@ type refFollower struct {
 	pos, committed, delivered uint64 // delivered: the offset read last, plus one
 	name                      string
 	skipped                   uint64 // skipped, not yet told in a record
+	lastEnd                   uint64 // pos after the last read: a Seek elsewhere since drops skipped
 	lost                      uint64 // Lost.Skipped
 	runs                      [][2]uint64
 	closed                    bool
@@ -85,6 +86,7 @@ func (r *refLog) follow(id, kind, n int, name string) bool {
 	if c := r.names[name]; name != "" && c > 0 {
 		f.pos, f.committed, f.delivered = c, c, c
 	}
+	f.lastEnd = f.pos
 	if name != "" {
 		r.live[name] = true
 	}
@@ -102,6 +104,10 @@ func (r *refLog) read(id, n int) []topic.Record[int] {
 	if f.closed || n <= 0 {
 		return nil
 	}
+	if f.pos != f.lastEnd {
+		f.skipped = 0 // what was skipped is not just before what is read now
+	}
+	defer func() { f.lastEnd = f.pos }()
 	if h := r.head(); f.pos < h {
 		f.skipped += h - f.pos
 		f.lost += h - f.pos
@@ -133,6 +139,9 @@ func (r *refLog) commit(id int, o uint64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f := r.followers[id]
+	if f.closed {
+		return true // does nothing
+	}
 	if o >= f.delivered {
 		return false
 	}

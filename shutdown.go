@@ -85,9 +85,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 }
 
 // waitPumps waits until the pumps of the channel followers the seal closed
-// have closed their channels and counted what they held, which they do at
-// once, running nothing of the user's before; false if ctx ended first. A
-// pump's own call (from its OnLoss function) does not wait for itself.
+// have counted and reported what they held and closed their channels;
+// false if ctx ended first. A pump's own call (from its OnLoss function)
+// does not wait for itself.
 func (d *drain) waitPumps(ctx context.Context) bool {
 	var self uint64
 	for _, s := range d.pumps {

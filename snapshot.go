@@ -58,16 +58,19 @@ func (st SubscriptionStats) MarshalJSON() ([]byte, error) {
 // every second in production. Counts are read atomically one by one: values
 // lost while the snapshot is taken may be counted or not.
 func (b *Broker) Subscriptions() []SubscriptionStats {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	type item struct {
 		typ string
 		st  SubscriptionStats
 	}
-	live := b.final // after Shutdown
+	b.mu.Lock()
+	live := b.final // after Shutdown; never changes once set
 	if live == nil {
 		live = b.liveLocked()
 	}
+	b.mu.Unlock()
+	// The counts are read without the lock: a follower of a compacted log
+	// takes the log's lock for its lag, which a replay holds while it takes
+	// the broker's.
 	items := make([]item, len(live))
 	for i, s := range live {
 		st := s.stats()

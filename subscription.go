@@ -129,11 +129,17 @@ func (s *sub[T]) skip(first, n uint64) {
 // rather than losing a value, and commits what the channel took. It closes
 // the channel when the follower quits.
 func (s *sub[T]) pump() {
-	s.opt.pumpID.Store(goid()) // before any OnLoss call: see drain.waitPumps
-	defer s.b.running.Add(-1)
+	s.opt.pumpID.Store(goid()) // before any OnLoss call: see cancel and drain.waitPumps
+	// Last, once nothing of the user's runs (an OnLoss function included,
+	// even one that calls runtime.Goexit): Shutdown and cancel wait for
+	// pumped, but not when the pump itself calls them (see pumpID).
+	defer func() {
+		close(s.ch)
+		s.b.running.Add(-1)
+		close(s.opt.pumped)
+	}()
 	fd := s.opt.feed
 	quit := fd.quitting()
-	var held *Loss[T]
 loop:
 	for {
 		v, off, err := fd.next(nil)
@@ -145,20 +151,11 @@ loop:
 			fd.commit(off)
 		case <-quit:
 			if s.sealed.Load() {
-				// Read for this subscription, which Shutdown closed first:
-				// counted before pumped is closed, for Shutdown's final
-				// counts, and reported after, so that an OnLoss function
-				// calling Shutdown does not wait for itself.
-				s.lost.add(Closed)
-				held = &Loss[T]{Cause: Closed, Value: v}
+				// Read for this subscription, which Shutdown closed first.
+				s.lose(Loss[T]{Cause: Closed, Value: v}, nil)
 			}
 			break loop
 		}
-	}
-	close(s.ch)
-	close(s.opt.pumped)
-	if held != nil && s.opt.onLoss != nil {
-		callOnLoss(s.opt.onLoss, *held)
 	}
 }
 
