@@ -283,13 +283,13 @@ type follower[T any] struct {
 	pos       atomic.Uint64
 	committed atomic.Uint64 // the offset committed last, plus one; 0: none
 	delivered atomic.Uint64 // the offset read last, plus one; 0: none
-	ack *ackState // AckWait's, nil without it; never changes
+	ack       *ackState     // AckWait's, nil without it; never changes
 	// skipped is what the reader skipped and has not yet told in a
 	// record's Skipped field, and lastEnd the position its last read left:
 	// a position moved since by a Seek drops skipped, which is not just
 	// before what the next read finds. Reader only.
 	skipped, lastEnd uint64
-	named   *durable // the name's entry, nil if unnamed; never changes
+	named            *durable // the name's entry, nil if unnamed; never changes
 	// skip counts and reports a run of values skipped: the subscription's.
 	skip  func(first, n uint64)
 	wake  *waiter       // its place in the log's waitList
