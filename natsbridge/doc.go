@@ -47,13 +47,19 @@
 //
 // JetStream is at least once. A stream export waits for the stream's
 // acknowledgement of each value and publishes it again until it comes
-// (DefaultRetry); a durable stream import acknowledges a message only after
-// publishing it on the broker, and the stream delivers again what was not
-// acknowledged. Either side may therefore duplicate a value after a
-// failure: importers must tolerate duplicates. Imported.Offset, the stream
-// sequence, identifies a stored message. An Async stream export trades the
-// export's half of this for speed: a publication that fails after the
-// export moved on is counted and reported, not retried.
+// (DefaultRetry), each attempt under the same message ID, so that the
+// stream stores it once within its duplicate window. A durable stream
+// import acknowledges a message only after publishing it on the broker, and
+// the stream delivers again what was not acknowledged. HandleStream carries
+// the guarantee to the end: it acknowledges a message only once a handler's
+// function returned nil for it, has it redelivered with back-off after an
+// error, and makes it a dead letter, on the broker and on NATS, after a
+// permanent error or the last attempt. A consumer may therefore get a value
+// twice after a failure: consumers must tolerate duplicates.
+// Imported.Offset, the stream sequence, identifies a stored message, and
+// Imported.Delivered above one marks a redelivery. An Async stream export
+// trades the export's half of this for speed: a publication that fails
+// after the export moved on is counted and reported, not retried.
 //
 // Nothing is lost silently: every encode, decode, publish and acknowledgement
 // failure, every slow-consumer report and every disconnect is counted (Stats)
