@@ -2,6 +2,7 @@ package natsbridge_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -80,4 +81,62 @@ func Example() {
 	// accounting got offset 1: {Order:1 Total:4.5}
 	// accounting got offset 2: {Order:2 Total:9}
 	// shop sent 3, warehouse received 3
+}
+
+// A handler on a stream, at least once end to end: a declined card is a
+// permanent error, dead-lettered at once on the broker and on NATS; a
+// flaky failure is redelivered by the stream after the back-off, and then
+// handled.
+func ExampleBridge_HandleStream() {
+	store, _ := os.MkdirTemp("", "natsbridge-example")
+	defer os.RemoveAll(store)
+	srv, _ := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
+		JetStream: true, StoreDir: store, JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 64 << 20,
+	})
+	go srv.Start()
+	defer srv.Shutdown()
+	srv.ReadyForConnections(5 * time.Second)
+
+	type Charge struct {
+		Order int
+		Card  string
+	}
+	ctx := context.Background()
+	var b topic.Broker
+	nc, _ := nats.Connect(srv.ClientURL(), natsbridge.ConnectOptions()...)
+	defer nc.Close()
+	br := natsbridge.New(&b, nc, natsbridge.Config{})
+	defer br.Close()
+
+	dead, cancel := b.Subscribe(topic.Buffer[topic.DeadLetter[Charge]](1))
+	defer cancel()
+	handled := make(chan natsbridge.Imported[Charge], 4)
+	flaky := true
+	br.HandleStream[Charge](ctx, "billing.charges", natsbridge.Stream{Memory: true}, natsbridge.Consumer{Durable: "billing"},
+		func(_ context.Context, c natsbridge.Imported[Charge]) error {
+			switch {
+			case c.Value.Card == "declined":
+				return topic.Permanent(errors.New("card declined"))
+			case c.Value.Order == 2 && flaky:
+				flaky = false
+				return errors.New("payment service unavailable")
+			}
+			handled <- c
+			return nil
+		}, natsbridge.Redeliver[Charge](topic.RetryPolicy{Attempts: 3, Base: 10 * time.Millisecond}))
+
+	br.ExportStream[Charge](ctx, "billing.charges", natsbridge.Stream{})
+	b.Publish(Charge{Order: 1, Card: "declined"})
+	b.Publish(Charge{Order: 2, Card: "visa"})
+
+	d := <-dead
+	fmt.Printf("dead letter: order %d after %d attempt: %v\n", d.Value.Order, d.Attempts, d.Err)
+	c := <-handled
+	fmt.Printf("handled order %d at delivery %d\n", c.Value.Order, c.Delivered)
+	fmt.Println("dead letters on NATS go to", natsbridge.DeadLetterSubject("billing"))
+	// Output:
+	// dead letter: order 1 after 1 attempt: card declined
+	// handled order 2 at delivery 2
+	// dead letters on NATS go to natsbridge.deadletter.billing
 }
