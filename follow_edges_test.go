@@ -296,7 +296,6 @@ func TestFollowEdgeFollowersValuesMatchOffsetsUnderSeeksAndTrims(t *testing.T) {
 				recs    []topic.Record[feVal]
 				skipped uint64
 				losses  uint64
-				seeks   []uint64
 			}
 			const nf = 4
 			outs := make([]*out, nf)
