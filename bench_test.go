@@ -1,5 +1,8 @@
 package topic_test
 
+// The thousand types of the sweeps over the number of types.
+//go:generate go run ./internal/cmd/gentypes -o types_test.go
+
 import (
 	"context"
 	"fmt"
