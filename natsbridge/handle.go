@@ -101,6 +101,9 @@ func DeadLetterSubject(durable string) string { return "natsbridge.deadletter." 
 // may produce and consume one stream. Duplicates are the price of at least
 // once: a message whose acknowledgement is lost, or whose handler's process
 // dies after f returned, is handled again, its Delivered count above one.
+// A crash can have at most the messages handled and not yet acknowledged
+// handled again: at most the consumer's MaxAckPending (Consumer), and in
+// practice the few acknowledgements in flight.
 func (br *Bridge) HandleStream[T any](ctx context.Context, subject string, s Stream, c Consumer, f func(context.Context, Imported[T]) error, opts ...Option[T]) (*Link, error) {
 	if f == nil {
 		panic("natsbridge: HandleStream's function is nil")
