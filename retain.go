@@ -170,6 +170,13 @@ type logOf[T any] struct {
 	// keyed keeps the values, one per key, of a log of RetainLatest, which
 	// has no ring; nil otherwise. Guarded by mu; never changes.
 	keyed keyedLog[T]
+	// lost and rlost keep the losses of a publication's ordered sends to
+	// subscriptions of T and Record[T], for their OnLoss functions, until
+	// it lets go of the sequencing point: kept here, guarded by mu, rather
+	// than on its stack, so that a publication that loses nothing does not
+	// clear them each time.
+	lost  lossBuffer[T]
+	rlost lossBuffer[Record[T]]
 }
 
 func newLog[T any](r Retention, rec *entry) *logOf[T] {
@@ -316,28 +323,41 @@ func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
 // sendOrdered is the rest of publish when there are subscriptions of T or
 // Record[T] to send v to, with the sequencing point held, which it lets go.
 func (l *logOf[T]) sendOrdered(g *guard, e *entry, r *route[T], rr *route[Record[T]], off uint64, nanos int64, v T) {
-	var lost lossBuffer[T]
-	var rlost lossBuffer[Record[T]]
 	var x any
-	r, x = sendInOrder(g, e, r, v, &lost, true)
-	rec := Record[T]{Offset: off, Time: l.timeOf(nanos), Value: v}
+	r, x = sendInOrder(g, e, r, v, &l.lost, true)
+	var rec Record[T]
 	var rx any
 	if rr != nil {
 		// A record is for the subscriptions that asked for records, not
 		// for the interface subscriptions that would match any value.
-		rr, rx = sendInOrder(g, l.rec, rr, rec, &rlost, false)
+		rec = Record[T]{Offset: off, Time: l.timeOf(nanos), Value: v}
+		rr, rx = sendInOrder(g, l.rec, rr, rec, &l.rlost, false)
 	}
-	l.mu.Unlock()
-	l.waiters.wake()
-
-	lost.report()
-	rlost.report()
+	if l.lost.n == 0 && l.rlost.n == 0 {
+		l.mu.Unlock()
+		l.waiters.wake()
+	} else {
+		l.unlockReporting()
+	}
 	if r != nil {
 		sendLive(g, r, v, x, true)
 	}
 	if rr != nil {
 		sendLive(g, rr, rec, rx, false)
 	}
+}
+
+// unlockReporting lets go of the sequencing point, then reports the losses
+// the publication kept in lost and rlost.
+//
+//go:noinline
+func (l *logOf[T]) unlockReporting() {
+	lost, rlost := l.lost, l.rlost
+	l.lost, l.rlost = lossBuffer[T]{}, lossBuffer[Record[T]]{}
+	l.mu.Unlock()
+	l.waiters.wake()
+	lost.report()
+	rlost.report()
 }
 
 // sendInOrder sends v to the subscriptions of type T on the route of e,
