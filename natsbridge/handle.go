@@ -148,7 +148,7 @@ func (br *Bridge) HandleStream[T any](ctx context.Context, subject string, s Str
 	if pending <= 0 {
 		pending = DefaultHandlePending
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(pending))
+	it, err := cons.Messages(jetstream.PullMaxMessages(pending), pullExpiry)
 	if err != nil {
 		return nil, err
 	}

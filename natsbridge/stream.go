@@ -385,7 +385,7 @@ func (br *Bridge) ImportStream[T any](ctx context.Context, subject string, s Str
 	if err != nil {
 		return nil, err
 	}
-	var mopts []jetstream.PullMessagesOpt
+	mopts := []jetstream.PullMessagesOpt{pullExpiry}
 	if cf.pending > 0 {
 		mopts = append(mopts, jetstream.PullMaxMessages(cf.pending))
 	}
@@ -399,6 +399,13 @@ func (br *Bridge) ImportStream[T any](ctx context.Context, subject string, s Str
 	go x.run()
 	return br.register(l)
 }
+
+// pullExpiry bounds each pull request of a stream import or handler to 5 s
+// (nats.go's default is 30 s), and so its heartbeats to 2.5 s: a pull that
+// the server lost (nats.go issue 1622: the client thinks a pull is
+// outstanding, the server has none) is noticed after two missed heartbeats,
+// 5 s, rather than 30.
+const pullExpiry = jetstream.PullExpiry(5 * time.Second)
 
 // durable returns the durable consumer c names, creating it if absent.
 func (br *Bridge) durable(ctx context.Context, st jetstream.Stream, subject string, c Consumer) (jetstream.Consumer, error) {
