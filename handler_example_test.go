@@ -286,3 +286,65 @@ func ExampleRetryPolicy_Delay() {
 	// 400ms
 	// 800ms
 }
+
+// AttemptTimeout bounds each call: a call that outlives it sees its
+// context end, and its error counts as a failed attempt.
+func ExampleAttemptTimeout() {
+	var b topic.Broker
+	b.Handle(func(ctx context.Context, url string) error {
+		select {
+		case <-time.After(time.Hour): // a server that never answers
+			return nil
+		case <-ctx.Done():
+			fmt.Printf("%s: attempt %d: %v\n", url, topic.Attempt(ctx), ctx.Err())
+			return ctx.Err()
+		}
+	}, topic.AttemptTimeout[string](10*time.Millisecond), topic.Retry[string](topic.RetryPolicy{Attempts: 2}))
+	b.Publish("https://slow.example")
+	_ = b.Shutdown(context.Background())
+	// Output:
+	// https://slow.example: attempt 1: context deadline exceeded
+	// https://slow.example: attempt 2: context deadline exceeded
+}
+
+// DiscardOnStop makes a handler's stop drop what it has queued, counted as
+// Discarded, instead of handling it first, and cancel the call in flight.
+func ExampleDiscardOnStop() {
+	var b topic.Broker
+	started := make(chan struct{})
+	stop := b.Handle(func(ctx context.Context, n int) error {
+		close(started)
+		<-ctx.Done() // a long job, cut short by the stop
+		return ctx.Err()
+	}, topic.DiscardOnStop[int](), topic.OnLoss(func(l topic.Loss[int]) {
+		fmt.Printf("job %d %v\n", l.Value, l.Cause)
+	}))
+	for n := 1; n <= 3; n++ {
+		b.Publish(n)
+	}
+	<-started
+	stop()
+	// Output:
+	// job 1 discarded
+	// job 2 discarded
+	// job 3 discarded
+}
+
+// A panic in a handler's function is recovered as a *PanicError: the
+// value is lost as Errored (or retried, with Retry), with the panic's value
+// and stack.
+func ExamplePanicError() {
+	var b topic.Broker
+	b.Handle(func(context.Context, string) error {
+		panic("nil map")
+	}, topic.OnLoss(func(l topic.Loss[string]) {
+		var p *topic.PanicError
+		if errors.As(l.Err, &p) {
+			fmt.Printf("%q lost (%v): panicked with %v, stack of %t\n", l.Value, l.Cause, p.Value, len(p.Stack) > 0)
+		}
+	}))
+	b.Publish("order 7")
+	_ = b.Shutdown(context.Background())
+	// Output:
+	// "order 7" lost (errored): panicked with nil map, stack of true
+}
