@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -139,4 +140,102 @@ func ExampleBridge_HandleStream() {
 	// dead letter: order 1 after 1 attempt: card declined
 	// handled order 2 at delivery 2
 	// dead letters on NATS go to natsbridge.deadletter.billing
+}
+
+// exampleServer starts an embedded nats-server with JetStream, for the
+// examples; stop shuts it down and removes its store.
+func exampleServer() (url string, stop func()) {
+	store, _ := os.MkdirTemp("", "natsbridge-example")
+	srv, _ := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
+		JetStream: true, StoreDir: store, JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 64 << 20,
+	})
+	go srv.Start()
+	srv.ReadyForConnections(5 * time.Second)
+	return srv.ClientURL(), func() { srv.Shutdown(); os.RemoveAll(store) }
+}
+
+// celsiusCodec sends a temperature as its decimal text, for programs that
+// are not in Go.
+type celsiusCodec struct{}
+
+func (celsiusCodec) Marshal(c float64) ([]byte, error) { return strconv.AppendFloat(nil, c, 'f', -1, 64), nil }
+func (celsiusCodec) Unmarshal(b []byte) (float64, error) { return strconv.ParseFloat(string(b), 64) }
+
+// WithCodec replaces JSON: here, plain text that any client can read.
+func ExampleWithCodec() {
+	url, stop := exampleServer()
+	defer stop()
+	var b topic.Broker
+	nc, _ := nats.Connect(url, natsbridge.ConnectOptions()...)
+	defer nc.Close()
+	br := natsbridge.New(&b, nc, natsbridge.Config{})
+	defer br.Close()
+	br.Export[float64]("sensors.temp", natsbridge.WithCodec[float64](celsiusCodec{}))
+
+	raw, _ := nats.Connect(url)
+	defer raw.Close()
+	sub, _ := raw.SubscribeSync("sensors.temp")
+	raw.Flush()
+	b.Publish(21.5)
+	m, _ := sub.NextMsg(5 * time.Second)
+	fmt.Printf("on the wire: %s\n", m.Data)
+	// Output:
+	// on the wire: 21.5
+}
+
+// Config.OnError sees every failure, after it is counted in Stats: here a
+// message that is not JSON, which the import skips.
+func ExampleConfig() {
+	url, stop := exampleServer()
+	defer stop()
+	var b topic.Broker
+	nc, _ := nats.Connect(url, natsbridge.ConnectOptions()...)
+	defer nc.Close()
+	failed := make(chan *natsbridge.Error, 1)
+	br := natsbridge.New(&b, nc, natsbridge.Config{
+		OnError:    func(e *natsbridge.Error) { failed <- e },
+		AckTimeout: 2 * time.Second,
+	})
+	defer br.Close()
+	imp, _ := br.Import[struct{ ID int }]("shop.orders")
+
+	raw, _ := nats.Connect(url)
+	defer raw.Close()
+	raw.Publish("shop.orders", []byte("not json"))
+	e := <-failed
+	fmt.Printf("%v on %s; decode errors counted: %d\n", e.Op, e.Subject, imp.Stats().DecodeErrors)
+	// Output:
+	// decode on shop.orders; decode errors counted: 1
+}
+
+// Stats counts what crossed each link, and the bridge's sum, stopped links
+// included.
+func ExampleStats() {
+	url, stop := exampleServer()
+	defer stop()
+	type Tick struct{ N int }
+	var from, to topic.Broker
+	nc1, _ := nats.Connect(url, natsbridge.ConnectOptions()...)
+	defer nc1.Close()
+	nc2, _ := nats.Connect(url, natsbridge.ConnectOptions()...)
+	defer nc2.Close()
+	out, in := natsbridge.New(&from, nc1, natsbridge.Config{}), natsbridge.New(&to, nc2, natsbridge.Config{})
+	defer out.Close()
+	defer in.Close()
+	ticks, cancel := to.Subscribe(topic.Buffer[natsbridge.Imported[Tick]](3))
+	defer cancel()
+	exp, _ := out.Export[Tick]("ticks")
+	in.Import[Tick]("ticks")
+	for n := range 3 {
+		from.Publish(Tick{n})
+	}
+	for range 3 {
+		<-ticks
+	}
+	s := exp.Stats()
+	fmt.Printf("export: sent %d, errors %d; importing bridge: received %d\n",
+		s.Sent, s.PublishErrors+s.EncodeErrors, in.Stats().Received)
+	// Output:
+	// export: sent 3, errors 0; importing bridge: received 3
 }
