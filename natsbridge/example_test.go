@@ -159,7 +159,9 @@ func exampleServer() (url string, stop func()) {
 // are not in Go.
 type celsiusCodec struct{}
 
-func (celsiusCodec) Marshal(c float64) ([]byte, error) { return strconv.AppendFloat(nil, c, 'f', -1, 64), nil }
+func (celsiusCodec) Marshal(c float64) ([]byte, error) {
+	return strconv.AppendFloat(nil, c, 'f', -1, 64), nil
+}
 func (celsiusCodec) Unmarshal(b []byte) (float64, error) { return strconv.ParseFloat(string(b), 64) }
 
 // WithCodec replaces JSON: here, plain text that any client can read.
