@@ -440,6 +440,13 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 	if r.onlyDirect() && droppedAll(r.direct) {
 		return nil, nil // only plain sends, all of them dropped
 	}
+	if len(r.direct) == 0 && (!boxed || len(r.boxed) == 0) {
+		// Nothing to send inside the guard: the other sources enter it for
+		// their own sends and check there that their subscription is live,
+		// so they need no route loaded inside it. (A From filter that
+		// rejects then touches no shared word at all.)
+		return r, nil
+	}
 	c := g.enter()
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
