@@ -205,3 +205,81 @@ func ExampleBroker_Handle_follow() {
 	// Output:
 	// handled 3000, retried 2, lost 0
 }
+
+// Next waits for the next record; Wait only for one to be there. A Context
+// bounds either.
+func ExampleFollower_Next() {
+	type Tick struct{ N int }
+	var b topic.Broker
+	b.Retain[Tick](topic.Retention{Count: 10})
+	f := b.Follow[Tick]()
+	defer f.Close()
+	go func() {
+		for n := range 3 {
+			b.Publish(Tick{n})
+		}
+	}()
+	for range 3 {
+		r, err := f.Next(context.Background())
+		if err != nil {
+			return
+		}
+		fmt.Printf("offset %d: tick %d\n", r.Offset, r.Value.N)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	fmt.Println("nothing more:", f.Wait(ctx))
+	f.Close()
+	_, err := f.Next(context.Background())
+	fmt.Println("closed:", err)
+	// Output:
+	// offset 0: tick 0
+	// offset 1: tick 1
+	// offset 2: tick 2
+	// nothing more: context deadline exceeded
+	// closed: topic: follower closed
+}
+
+// Committed tells where a named follower stands; Offset where it reads next.
+func ExampleFollower_Commit() {
+	type Job struct{ ID int }
+	var b topic.Broker
+	b.Retain[Job](topic.Retention{Count: 10})
+	for id := range 4 {
+		b.Publish(Job{id})
+	}
+	f := b.Follow(topic.Name[Job]("worker"), topic.Replay[Job](topic.Earliest()))
+	defer f.Close()
+	_, ok := f.Committed()
+	fmt.Println("committed at first:", ok)
+	buf := make([]topic.Record[Job], 3)
+	n := f.Read(buf)
+	f.Commit(buf[n-1].Offset)
+	c, _ := f.Committed()
+	fmt.Printf("read %d, committed up to offset %d, next offset %d\n", n, c, f.Offset())
+	// Output:
+	// committed at first: false
+	// read 3, committed up to offset 2, next offset 3
+}
+
+// Next starts a replay with the next publication: no replay, the default.
+// The other starts give the log's past first.
+func ExampleNext() {
+	var b topic.Broker
+	b.Retain[int](topic.Retention{Count: 10})
+	b.Publish(1)
+	b.Publish(2)
+	from := func(s topic.Start) []int {
+		f := b.Follow(topic.Replay[int](s))
+		defer f.Close()
+		buf := make([]topic.Record[int], 10)
+		var got []int
+		for _, r := range buf[:f.Read(buf)] {
+			got = append(got, r.Value)
+		}
+		return got
+	}
+	fmt.Println("Next:", from(topic.Next()), "Earliest:", from(topic.Earliest()), "Last(1):", from(topic.Last(1)), "At(1):", from(topic.At(1)))
+	// Output:
+	// Next: [] Earliest: [1 2] Last(1): [2] At(1): [2]
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/seedaa7df82c/topic"
@@ -347,4 +349,28 @@ func ExamplePanicError() {
 	_ = b.Shutdown(context.Background())
 	// Output:
 	// "order 7" lost (errored): panicked with nil map, stack of true
+}
+
+// DeadLettered is implemented by every DeadLetter type: one subscription
+// sees the dead letters of every handler.
+func ExampleDeadLettered() {
+	var b topic.Broker
+	dead, cancel := b.Subscribe(topic.Buffer[topic.DeadLettered](2))
+	defer cancel()
+	fail := func(context.Context, string) error { return errors.New("no") }
+	b.Handle(fail, topic.Retry[string](topic.RetryPolicy{Attempts: 1}), topic.Name[string]("mailer"))
+	b.Handle(func(context.Context, int) error { return errors.New("declined") }, topic.Retry[int](topic.RetryPolicy{Attempts: 1}), topic.Name[int]("billing"))
+	b.Publish("hello")
+	b.Publish(42)
+	_ = b.Shutdown(context.Background())
+	var lines []string // the two handlers run concurrently: sorted
+	for d := range dead {
+		l := d.Letter()
+		lines = append(lines, fmt.Sprintf("%s gave up on %v: %v", l.Handler, l.Value, l.Err))
+	}
+	slices.Sort(lines)
+	fmt.Println(strings.Join(lines, "\n"))
+	// Output:
+	// billing gave up on 42: declined
+	// mailer gave up on hello: no
 }

@@ -174,3 +174,47 @@ func ExampleBroker_Append() {
 	// offset 1 is update
 	// false
 }
+
+// A subscription of Record[T] receives each value of a retained type with
+// its offset and time.
+func ExampleRecord() {
+	type Price struct{ Cents int }
+	var b topic.Broker
+	b.Retain[Price](topic.Retention{Count: 10})
+	recs, cancel := b.Subscribe(topic.Buffer[topic.Record[Price]](2))
+	defer cancel()
+	b.Publish(Price{199})
+	b.Publish(Price{249})
+	for range 2 {
+		r := <-recs
+		fmt.Printf("offset %d: %d cents, timed %t\n", r.Offset, r.Value.Cents, !r.Time.IsZero())
+	}
+	// Output:
+	// offset 0: 199 cents, timed true
+	// offset 1: 249 cents, timed true
+}
+
+// Retention bounds a log by count and by age; NoTime gives records no time,
+// for the cheapest publication.
+func ExampleRetention() {
+	var b topic.Broker
+	b.Retain[int](topic.Retention{Count: 3})
+	for n := range 5 {
+		b.Publish(n)
+	}
+	recs, next, skipped := b.Read[int](0, 10)
+	var kept []int
+	for _, r := range recs {
+		kept = append(kept, r.Value)
+	}
+	fmt.Println("kept", kept, "next offset", next, "skipped", skipped)
+
+	var fast topic.Broker
+	fast.Retain[int](topic.Retention{Count: 3, NoTime: true})
+	fast.Publish(7)
+	r, _, _ := fast.Read[int](0, 1)
+	fmt.Println("NoTime record has a time:", !r[0].Time.IsZero())
+	// Output:
+	// kept [2 3 4] next offset 5 skipped 2
+	// NoTime record has a time: false
+}
