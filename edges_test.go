@@ -138,8 +138,10 @@ func TestGoexitInAHandlerLosesNothingSilently(t *testing.T) {
 		var b topic.Broker
 		var handled atomic.Int64
 		var losses hLosses[r2A]
+		queued := make(chan struct{})
 		stop := b.Handle(func(_ context.Context, v r2A) error {
 			if v.N == 0 {
+				<-queued // the other four are queued, not published after the end
 				runtime.Goexit()
 			}
 			handled.Add(1)
@@ -148,6 +150,7 @@ func TestGoexitInAHandlerLosesNothingSilently(t *testing.T) {
 		for i := range 5 {
 			b.Publish(r2A{i})
 		}
+		close(queued)
 		stop() // returns: the worker has ended
 		if hListed(&b, "h") {
 			t.Error("the handler is still listed after its worker ended")
