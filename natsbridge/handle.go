@@ -396,17 +396,7 @@ func (x *streamHandler[T]) stop() {
 	x.stopOnce.Do(func() {
 		x.stopping.Store(true)
 		x.cancel()
-		if x.l.br.nc.IsConnected() {
-			x.it.Drain()
-			select {
-			case <-x.done:
-			case <-time.After(x.l.br.cfg.AckTimeout + x.ackWait):
-				x.it.Stop()
-			}
-		} else {
-			x.it.Stop()
-		}
-		<-x.done
+		x.l.br.endMessages(x.it, x.done, x.l.br.cfg.AckTimeout+x.ackWait)
 		close(x.quit)
 		<-x.keeperDone
 	})

@@ -554,15 +554,20 @@ func (x *streamImport[T]) settle(m jetstream.Msg, s settlement) {
 // server unreachable, or too slow to answer within AckTimeout, the
 // iterator is stopped instead, at once: what it buffered and did not
 // publish stays unacknowledged, for the stream to deliver again.
-func (x *streamImport[T]) stop() {
-	if x.l.br.nc.IsConnected() {
-		x.it.Drain()
+func (x *streamImport[T]) stop() { x.l.br.endMessages(x.it, x.done, x.l.br.cfg.AckTimeout) }
+
+// endMessages ends the iterator it, whose reader closes done once Next has
+// returned ErrMsgIteratorClosed: drained while the connection is up, for up
+// to patience, else stopped at once; it returns once done is closed.
+func (br *Bridge) endMessages(it jetstream.MessagesContext, done <-chan struct{}, patience time.Duration) {
+	if br.nc.IsConnected() {
+		it.Drain()
 		select {
-		case <-x.done:
+		case <-done:
 			return
-		case <-time.After(x.l.br.cfg.AckTimeout):
+		case <-time.After(patience):
 		}
 	}
-	x.it.Stop()
-	<-x.done
+	it.Stop()
+	<-done
 }
