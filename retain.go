@@ -12,9 +12,18 @@ import (
 // Retention bounds what the broker keeps of a retained type: at most Count
 // values, and, if Age is positive, none older than Age.
 //
-// NoTime spares each publication its clock reading (one monotonic reading,
-// about 30 ns, and one that publishers in parallel take turns at on some
-// machines): records then carry the zero Time, and Age must be zero.
+// The time of a value is read from the clock at most once per tick of about a
+// millisecond (clockTick): the publications of a type within one tick share
+// a reading, so that a busy type does not pay a clock reading (about 30 ns)
+// per publication. A record's time is therefore that of its publication to
+// within a tick, never later, and the age bound holds to within a tick too.
+// While a retained type is published, a timer of the broker's ends each tick
+// by forgetting the reading; it stops once the type has not been published
+// for clockIdleTicks ticks (about 50 ms). It is a timer, not a goroutine: a
+// testing/synctest bubble may end with it pending.
+//
+// NoTime spares the publications even that: records then carry the zero
+// Time, and Age must be zero.
 type Retention struct {
 	Count  int
 	Age    time.Duration
@@ -26,7 +35,7 @@ type Retention struct {
 // published by Publish is delivered like any value, outside the log of T.
 type Record[T any] struct {
 	Offset uint64
-	Time   time.Time // without a monotonic clock reading: records compare with ==
+	Time   time.Time // within a clock tick (see Retention), without a monotonic reading: records compare with ==
 	Value  T
 	// Skipped is, for a record a follower read, the number of values just
 	// before it that retention trimmed before the follower reached them;
@@ -134,6 +143,7 @@ type logCore struct {
 	// reading, where the wall clock costs two. wall is epoch without its
 	// monotonic reading. Never change.
 	epoch, wall time.Time
+	clock       clock           // written once per tick
 	_           [cacheLine]byte // what never changes apart from what publishers write
 
 	// mu is the sequencing point. It is never held while a function of the
@@ -190,12 +200,80 @@ func newLog[T any](r Retention, rec *entry) *logOf[T] {
 // now returns the time since the epoch.
 func (l *logOf[T]) now() int64 { return int64(time.Since(l.epoch)) }
 
-// stamp returns the time to give a publication: now, or 0 with NoTime.
+// stamp returns the time to give a publication: the reading of the current
+// clock tick, or 0 with NoTime.
 func (l *logOf[T]) stamp() int64 {
 	if l.limit.NoTime {
 		return 0
 	}
-	return l.now()
+	if c := l.clock.cached.Load(); c != 0 {
+		return c - 1
+	}
+	t := l.now()
+	l.clock.cached.Store(t + 1)
+	// After the store: see clock.tick.
+	if !l.clock.ticking.Load() && l.clock.ticking.CompareAndSwap(false, true) {
+		l.clock.start()
+	}
+	return t
+}
+
+// The clock's tick, and how many ticks without a publication stop its
+// timer.
+const (
+	clockTick      = time.Millisecond
+	clockIdleTicks = 50
+)
+
+// clock is a log's cached clock reading, shared by the publications of one
+// tick.
+//
+// Invariant: while cached holds a reading, a ticker is running or is about
+// to be started, so that no reading is used for more than about a tick. A
+// publisher stores its reading, then starts the ticker unless ticking is
+// set; a ticker that stops clears ticking, then looks at cached once more
+// and goes on if a reading was stored meanwhile. Either the publisher's
+// store comes before that last look (the ticker sees it), or the ticker's
+// clearing comes before the publisher looks at ticking (the publisher
+// starts it again).
+//
+// Whoever set ticking (the publisher whose CompareAndSwap won, or tick going
+// on) arms the timer, once: it is never armed twice.
+type clock struct {
+	cached  atomic.Int64 // the reading (time since the epoch) plus one, or 0 once a tick has passed since
+	ticking atomic.Bool  // the timer is armed, or tick is running
+	mu      sync.Mutex   // taken once per tick, and by start
+	timer   *time.Timer  // made by the first start; guarded by mu
+	idle    int          // ticks in a row in which no publication read the clock; guarded by mu
+}
+
+// start arms the ticker; the caller has set ticking.
+func (c *clock) start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.idle = 0
+	if c.timer == nil {
+		c.timer = time.AfterFunc(clockTick, c.tick)
+		return
+	}
+	c.timer.Reset(clockTick)
+}
+
+// tick forgets the cached reading, and re-arms the timer unless no
+// publication read the clock for clockIdleTicks ticks.
+func (c *clock) tick() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cached.Swap(0) != 0 {
+		c.idle = 0
+	} else if c.idle++; c.idle >= clockIdleTicks {
+		c.ticking.Store(false)
+		if c.cached.Load() == 0 || !c.ticking.CompareAndSwap(false, true) {
+			return
+		}
+		c.idle = 0
+	}
+	c.timer.Reset(clockTick)
 }
 
 // timeOf returns the time of a value whose time since the epoch is nanos.

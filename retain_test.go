@@ -1516,3 +1516,64 @@ func TestLiveAndReadRecordsAreEqual(t *testing.T) {
 		t.Errorf("read %v, live %v: want the same record", recs, live)
 	}
 }
+
+// A retained type reads the clock at most once per tick (about a
+// millisecond): every record's time is that of its publication or earlier by
+// at most a tick (the timer and a publisher may wake at the same instant), times follow offsets, and the timer that ends each tick
+// stops once the type goes idle and starts again with the next publication,
+// from any publisher, without a reading ever outliving its tick. The bubble
+// ends with the timer possibly pending, which synctest allows of a timer and
+// would not of a goroutine.
+func TestRecordTimesAreWithinAClockTick(t *testing.T) {
+	const tick = time.Millisecond
+	pauses := []time.Duration{0, 300 * time.Microsecond, 700 * time.Microsecond, tick, 3 * tick,
+		49 * tick, 50 * tick, 51 * tick, 52 * tick, 2 * time.Second}
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[retainTick](topic.Retention{Count: 10000})
+		const publishers = 3
+		published := make([]map[uint64]time.Time, publishers)
+		var wg sync.WaitGroup
+		for p := range publishers {
+			published[p] = make(map[uint64]time.Time)
+			wg.Go(func() {
+				for i := range 3 * len(pauses) {
+					time.Sleep(pauses[(i*(p+1))%len(pauses)])
+					off, ok := b.Append(retainTick{i})
+					if !ok {
+						t.Errorf("Append refused")
+						return
+					}
+					published[p][off] = time.Now() // the bubble's clock stands still while goroutines run
+				}
+			})
+		}
+		wg.Wait()
+		recs, _, _ := b.Read[retainTick](0, 10000)
+		if len(recs) != publishers*3*len(pauses) {
+			t.Fatalf("read %d records, want %d", len(recs), publishers*3*len(pauses))
+		}
+		var last time.Time
+		for _, r := range recs {
+			var at time.Time
+			for p := range published {
+				if tm, ok := published[p][r.Offset]; ok {
+					at = tm
+				}
+			}
+			if r.Time.After(at) || r.Time.Before(at.Add(-tick)) {
+				t.Errorf("record %d has time %v, published at %v: not within [-%v, 0]", r.Offset, r.Time, at, tick)
+			}
+			if r.Time.Before(last) {
+				t.Errorf("record %d has time %v, before the previous one's %v", r.Offset, r.Time, last)
+			}
+			last = r.Time
+		}
+		// Long idle: the next publication reads the clock afresh.
+		time.Sleep(time.Second)
+		off, _ := b.Append(retainTick{})
+		if recs, _, _ := b.Read[retainTick](off, 1); len(recs) != 1 || !recs[0].Time.Equal(time.Now()) {
+			t.Errorf("after a second idle, the record's time is %v, want %v", recs, time.Now())
+		}
+	})
+}
