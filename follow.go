@@ -391,7 +391,7 @@ func (f *follower[T]) read(buf []Record[T]) int {
 		}
 		var now int64
 		if l.limit.Age > 0 {
-			now = l.now()
+			now = l.stamp()
 		}
 		n := 0
 		for ; o < tail && n < len(buf); o++ {
@@ -444,7 +444,7 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 			o = f.ack.redo(l.now(), o)
 		}
 		l.mu.Lock()
-		n, next := l.keyed.read(o, l.tail.Load(), l.oldest(l.now()), buf, l.timeOf)
+		n, next := l.keyed.read(o, l.tail.Load(), l.oldest(l.stamp()), buf, l.timeOf)
 		l.mu.Unlock()
 		if !f.pos.CompareAndSwap(from, max(next, o)) {
 			continue // a Seek moved the position meanwhile: read from there
@@ -535,12 +535,12 @@ func (f *follower[T]) ready() bool {
 		l.mu.Lock()
 		nanos, ok := l.keyed.newest()
 		l.mu.Unlock()
-		return ok && !l.expired(nanos, l.now())
+		return ok && !l.expired(nanos, l.stamp())
 	}
 	// The last value published is the last to expire: if it has, a read
 	// finds nothing to return, however many it skips.
 	_, nanos, st := l.ring.Load().read(tail - 1)
-	return st != readOK || !l.expired(nanos, l.now())
+	return st != readOK || !l.expired(nanos, l.stamp())
 }
 
 // wait waits until a read would find a record (nil), or the follower quits

@@ -12,15 +12,21 @@ import (
 // Retention bounds what the broker keeps of a retained type: at most Count
 // values, and, if Age is positive, none older than Age.
 //
-// The time of a value is read from the clock at most once per tick of about a
-// millisecond (clockTick): the publications of a type within one tick share
-// a reading, so that a busy type does not pay a clock reading (about 30 ns)
-// per publication. A record's time is therefore that of its publication to
-// within a tick, never later, and the age bound holds to within a tick too.
-// While a retained type is published, a timer of the broker's ends each tick
-// by forgetting the reading; it stops once the type has not been published
-// for clockIdleTicks ticks (about 50 ms). It is a timer, not a goroutine: a
-// testing/synctest bubble may end with it pending.
+// The time of a value is read from the clock about once per tick of a
+// millisecond (and at least once per 64 publications): the publications of
+// a type within one tick share a reading, so that a busy type does not pay
+// a clock reading (about 30 ns) per publication. A record's time is
+// therefore that of its publication to within a tick, never later, and the
+// age bound holds to within a tick too (a value is never found expired
+// before it is Age old by the log's own times). While a retained type is
+// published, a timer of the broker's ends each tick by forgetting the
+// reading; it stops once the type has not been published for 50 ticks. It
+// is a timer, not a goroutine, so a testing/synctest bubble may end with it
+// pending; the first publication after it stopped makes a new one (two
+// small allocations, once per idle spell). A retained type declared inside
+// a synctest bubble belongs to it, like the rest of a broker made there; one
+// declared outside may be published inside bubbles and out, though its
+// times then mix two clocks and mean nothing across them.
 //
 // NoTime spares the publications even that: records then carry the zero
 // Time, and Age must be zero.
@@ -150,6 +156,9 @@ type logCore struct {
 	// user's runs, and nothing else is locked under it but Broker.mu.
 	mu   sync.Mutex
 	last int64 // the time of the last value; guarded by mu
+	// shared counts the publications in a row given the time last, up to
+	// clockMaxShared (see clock); guarded by mu.
+	shared int
 }
 
 // cacheLine is the size of a cache line on the machines this is tuned for:
@@ -193,6 +202,7 @@ func newLog[T any](r Retention, rec *entry) *logOf[T] {
 	now := time.Now()
 	l := &logOf[T]{}
 	l.limit, l.impl, l.rec, l.epoch, l.wall = r, l, rec, now, now.Round(0)
+	l.clock.epoch = now
 	l.ring.Store(newRing[T](min(8, r.Count)))
 	return l
 }
@@ -201,7 +211,8 @@ func newLog[T any](r Retention, rec *entry) *logOf[T] {
 func (l *logOf[T]) now() int64 { return int64(time.Since(l.epoch)) }
 
 // stamp returns the time to give a publication: the reading of the current
-// clock tick, or 0 with NoTime.
+// clock tick, or 0 with NoTime. The age bound is checked against it too,
+// so that by the log's own times a value just published is never expired.
 func (l *logOf[T]) stamp() int64 {
 	if l.limit.NoTime {
 		return 0
@@ -209,61 +220,110 @@ func (l *logOf[T]) stamp() int64 {
 	if c := l.clock.cached.Load(); c != 0 {
 		return c - 1
 	}
-	t := l.now()
-	l.clock.cached.Store(t + 1)
-	// After the store: see clock.tick.
-	if !l.clock.ticking.Load() && l.clock.ticking.CompareAndSwap(false, true) {
-		l.clock.start()
-	}
-	return t
+	return l.clock.read()
 }
 
-// The clock's tick, and how many ticks without a publication stop its
-// timer.
+// The clock's tick; how many ticks without a publication stop its timer;
+// how many publications in a row may share a reading; and how late a tick
+// may be before its timer is taken for dead.
 const (
 	clockTick      = time.Millisecond
 	clockIdleTicks = 50
+	clockMaxShared = 64
+	clockLate      = 4 * clockTick
 )
 
 // clock is a log's cached clock reading, shared by the publications of one
 // tick.
 //
-// Invariant: while cached holds a reading, a ticker is running or is about
-// to be started, so that no reading is used for more than about a tick. A
-// publisher stores its reading, then starts the ticker unless ticking is
-// set; a ticker that stops clears ticking, then looks at cached once more
-// and goes on if a reading was stored meanwhile. Either the publisher's
-// store comes before that last look (the ticker sees it), or the ticker's
-// clearing comes before the publisher looks at ticking (the publisher
-// starts it again).
+// Invariant: while cached holds a reading, a timer is armed that clears it
+// at the end of the tick the reading was taken in. A publisher that finds
+// none reads the clock and stores the reading; it then arms a timer unless
+// ticking is set. A timer that stops, after clockIdleTicks ticks without a
+// reading, clears ticking, then looks at cached once more and goes on if a
+// reading was stored meanwhile: either the publisher's store comes before
+// that look (the timer sees it), or the clearing comes before the publisher
+// looks at ticking (the publisher arms one). A reading taken across the end
+// of a tick (ticks changed meanwhile, say because its publisher was
+// descheduled) is withdrawn at once, so that no other publication uses it.
 //
-// Whoever set ticking (the publisher whose CompareAndSwap won, or tick going
-// on) arms the timer, once: it is never armed twice.
+// A timer armed inside a testing/synctest bubble never fires once the
+// bubble has ended, and must not be touched from outside it, so a publisher
+// never resets a timer: start makes a new one, which only its own function
+// re-arms, and a timer whose tick is clockLate overdue, as a publisher that
+// reads the clock finds, is replaced. That publisher must read the clock to
+// find it: appendLocked withdraws a reading once clockMaxShared publications
+// in a row have shared it, so a dead timer costs at most that many stale
+// readings.
 type clock struct {
-	cached  atomic.Int64 // the reading (time since the epoch) plus one, or 0 once a tick has passed since
-	ticking atomic.Bool  // the timer is armed, or tick is running
-	mu      sync.Mutex   // taken once per tick, and by start
-	timer   *time.Timer  // made by the first start; guarded by mu
-	idle    int          // ticks in a row in which no publication read the clock; guarded by mu
+	cached  atomic.Int64  // the reading (time since the epoch) plus one, or 0
+	ticking atomic.Bool   // a timer is armed, or its function is running
+	ticks   atomic.Uint64 // the ticks ended
+	fired   atomic.Int64  // the time since the epoch of the last tick, or of the timer's arming
+	mu      sync.Mutex    // taken by start and once per tick
+	gen     uint64        // the generation of the current timer; guarded by mu
+	timer   *time.Timer   // the current timer; guarded by mu
+	idle    int           // ticks in a row without a reading; guarded by mu
+	epoch   time.Time     // the log's; never changes
 }
 
-// start arms the ticker; the caller has set ticking.
-func (c *clock) start() {
+// since returns the time since the epoch.
+func (c *clock) since() int64 { return int64(time.Since(c.epoch)) }
+
+// read reads the clock for a publication that found no reading,
+// and stores it for the others of the tick.
+func (c *clock) read() int64 {
+	g := c.ticks.Load()
+	t := c.since()
+	c.cached.Store(t + 1)
+	if c.ticks.Load() != g {
+		c.cached.CompareAndSwap(t+1, 0) // taken across a tick: see clock
+	}
+	// After the store: see clock.
+	switch {
+	case !c.ticking.Load():
+		if c.ticking.CompareAndSwap(false, true) {
+			c.start(t, false)
+		}
+	case overdue(t, c.fired.Load()):
+		c.start(t, true)
+	}
+	return t
+}
+
+// overdue reports whether a tick due clockTick after fired is clockLate
+// overdue at now, or fired is in the future (a reading of another clock,
+// such as a synctest bubble's).
+func overdue(now, fired int64) bool {
+	return now-fired > int64(clockTick+clockLate) || fired-now > int64(clockLate)
+}
+
+// start arms a new timer, at now: the first, once ticking is set, or, with
+// replace, one in place of a timer overdue (checked again under mu, so that
+// publishers finding it so at once replace it once).
+func (c *clock) start(now int64, replace bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.idle = 0
-	if c.timer == nil {
-		c.timer = time.AfterFunc(clockTick, c.tick)
+	if replace && !overdue(now, c.fired.Load()) {
 		return
 	}
-	c.timer.Reset(clockTick)
+	c.gen++
+	g := c.gen
+	c.idle = 0
+	c.fired.Store(now)
+	c.timer = time.AfterFunc(clockTick, func() { c.tick(g) })
 }
 
-// tick forgets the cached reading, and re-arms the timer unless no
-// publication read the clock for clockIdleTicks ticks.
-func (c *clock) tick() {
+// tick ends a tick: it forgets the cached reading, and re-arms its timer
+// unless no publication read the clock for clockIdleTicks ticks, or the
+// timer has been replaced (gen is its generation).
+func (c *clock) tick(gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	c.ticks.Add(1)
 	if c.cached.Swap(0) != 0 {
 		c.idle = 0
 	} else if c.idle++; c.idle >= clockIdleTicks {
@@ -273,6 +333,7 @@ func (c *clock) tick() {
 		}
 		c.idle = 0
 	}
+	c.fired.Store(c.since())
 	c.timer.Reset(clockTick)
 }
 
@@ -300,6 +361,12 @@ func (l *logOf[T]) head(tail uint64) uint64 {
 func (l *logOf[T]) appendLocked(v T, nanos int64) (uint64, int64) {
 	o := l.tail.Load()
 	nanos = max(nanos, l.last)
+	if nanos != l.last || l.limit.NoTime {
+		l.shared = 0
+	} else if l.shared++; l.shared >= clockMaxShared {
+		l.shared = 0
+		l.clock.cached.Store(0) // the next publication reads the clock: see clock
+	}
 	l.last = nanos
 	if l.keyed != nil {
 		l.keyed.put(o, nanos, l.oldest(nanos), v)
@@ -550,10 +617,10 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 func (l *logOf[T]) startLocked(s Start) (from, tail uint64) {
 	tail = l.tail.Load()
 	if l.keyed != nil {
-		l.keyed.trim(l.oldest(l.now()))
+		l.keyed.trim(l.oldest(l.stamp()))
 		return l.keyed.start(s, tail), tail
 	}
-	l.trimLocked(l.ring.Load(), tail, l.now())
+	l.trimLocked(l.ring.Load(), tail, l.stamp())
 	return s.from(l.head(tail), tail), tail
 }
 
@@ -662,7 +729,7 @@ func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint6
 	}
 	var now int64
 	if l.limit.Age > 0 {
-		now = l.now()
+		now = l.stamp()
 	}
 	o := from
 	for ; o < tail && len(recs) < max; o++ {
@@ -688,7 +755,7 @@ func (l *logOf[T]) readKeyed(from uint64, n int) ([]Record[T], uint64, uint64) {
 		return nil, from, 0
 	}
 	recs := make([]Record[T], min(n, l.keyed.size()))
-	k, next := l.keyed.read(from, tail, l.oldest(l.now()), recs, l.timeOf)
+	k, next := l.keyed.read(from, tail, l.oldest(l.stamp()), recs, l.timeOf)
 	return recs[:k:k], next, 0
 }
 

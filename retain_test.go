@@ -653,17 +653,19 @@ func TestRetentionTrimsByAge(t *testing.T) {
 		read(retainRange(0, 3), 0)
 		replay(retainRange(0, 3))
 		// Each step replays before it reads, as both must trim.
-		time.Sleep(time.Nanosecond) // 0 is older than 10s
+		// 0 is older than 10s once the tick whose clock reading the reads
+		// share has ended (see Retention).
+		time.Sleep(2 * time.Millisecond)
 		replay(retainRange(1, 3))
 		read(retainRange(1, 3), 1)
-		time.Sleep(4 * time.Second) // 14s+1ns: 1 is too old
+		time.Sleep(4 * time.Second) // 14s+2ms: 1 is too old
 		last, cancel := b.Subscribe(topic.Replay[retainTick](topic.Last(3)), topic.Buffer[retainTick](10))
 		if got := retainTake(last); !slices.Equal(got, retainTicks(2)) {
 			t.Errorf("Last(3) replays %v, want [{2}]", got)
 		}
 		cancel()
 		read(retainRange(2, 3), 2)
-		time.Sleep(time.Minute) // 74s+1ns: everything is too old
+		time.Sleep(time.Minute) // 74s+2ms: everything is too old
 		replay(nil)
 		read(nil, 3)
 		at3, cancel := b.Subscribe(topic.Replay[retainTick](topic.At(1)), topic.Buffer[retainTick](10))
@@ -671,7 +673,7 @@ func TestRetentionTrimsByAge(t *testing.T) {
 		if got := retainTake(at3); len(got) != 0 {
 			t.Errorf("At(1) with nothing kept replays %v", got)
 		}
-		time.Sleep(time.Minute) // 134s+1ns
+		time.Sleep(time.Minute) // 134s+2ms
 		// Offsets carry on after a log emptied by age.
 		if o, ok := b.Append(retainTick{3}); o != 3 || !ok {
 			t.Errorf("Append after the log emptied = %d, %v; want 3, true", o, ok)
