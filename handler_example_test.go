@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/seedaa7df82c/topic"
@@ -373,4 +374,34 @@ func ExampleDeadLettered() {
 	// Output:
 	// billing gave up on 42: declined
 	// mailer gave up on hello: no
+}
+
+// Settle waits until the handlers have handled everything published before
+// it, through a pipeline of handlers, without closing anything.
+func ExampleBroker_Settle() {
+	type (
+		Order   struct{ ID int }
+		Invoice struct{ Order int }
+	)
+	var b topic.Broker
+	defer b.Shutdown(context.Background())
+	var invoices atomic.Int32
+	b.Handle(func(ctx context.Context, o Order) error {
+		time.Sleep(time.Millisecond) // slow work
+		b.Publish(Invoice{o.ID})
+		return nil
+	})
+	b.Handle(func(ctx context.Context, inv Invoice) error {
+		invoices.Add(1)
+		return nil
+	})
+	for i := range 10 {
+		b.Publish(Order{i})
+	}
+	if err := b.Settle(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println("invoices:", invoices.Load())
+	// Output:
+	// invoices: 10
 }

@@ -333,12 +333,23 @@ func (d *drain) quiesce() error {
 // quiet probes the handlers not parked until two rounds in a row find them
 // quiescent, and reports true; false if parked changed meanwhile.
 func (d *drain) quiet(parked map[handlerRef]parked, changed <-chan struct{}) (bool, error) {
+	q, cut := quiet(d.handlers, parked, changed, d.cut)
+	if cut {
+		return false, d.cutErr
+	}
+	return q, nil
+}
+
+// quiet probes the handlers hs, but those parked, until two rounds in a row
+// find them quiescent (see drain), and reports true; false if changed or cut
+// is closed first, and then whether cut was.
+func quiet(hs []handlerRef, parked map[handlerRef]parked, changed, cut <-chan struct{}) (quiet, wasCut bool) {
 	var prev []probeResult
 	reply := make(chan probeResult, 1)
 	for {
-		cur := make([]probeResult, len(d.handlers))
+		cur := make([]probeResult, len(hs))
 		idle := true
-		for i, h := range d.handlers {
+		for i, h := range hs {
 			if _, ok := parked[h]; ok {
 				cur[i].parked = true
 				continue
@@ -349,14 +360,14 @@ func (d *drain) quiet(parked map[handlerRef]parked, changed <-chan struct{}) (bo
 			case <-h.ended():
 				cur[i].taken = h.stats().Accepted // published before it ended
 			case <-changed:
-				return false, nil
-			case <-d.cut:
-				return false, d.cutErr
+				return false, false
+			case <-cut:
+				return false, true
 			}
 			idle = idle && cur[i].queued == 0
 		}
 		if idle && prev != nil && slicesEqual(prev, cur) {
-			return true, nil
+			return true, false
 		}
 		prev = cur
 	}
