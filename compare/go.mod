@@ -8,7 +8,7 @@ require (
 	github.com/ThreeDotsLabs/watermill v1.5.1
 	github.com/asaskevich/EventBus v0.0.0-20200907212545-49d423059eef
 	github.com/cskr/pubsub/v2 v2.0.2
-	github.com/seedaa7df82c/topic v0.0.0
+	github.com/seedaa7df82c/topic v0.1.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -27,4 +27,3 @@ require (
 	golang.org/x/text v0.28.0 // indirect
 )
 
-replace github.com/seedaa7df82c/topic => ../

@@ -7,7 +7,7 @@ toolchain go1.27.3
 require (
 	github.com/nats-io/nats-server/v2 v2.15.2 // tests only: the embedded server
 	github.com/nats-io/nats.go v1.55.0
-	github.com/seedaa7df82c/topic v0.0.0
+	github.com/seedaa7df82c/topic v0.1.0
 )
 
 require (
@@ -22,6 +22,3 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
-
-// The core beside this folder; see README.md, Local development.
-replace github.com/seedaa7df82c/topic => ../
