@@ -8,7 +8,7 @@ SHELL := bash
 .SHELLFLAGS := -o pipefail -c
 
 GO       ?= go
-TOOL      = $(GO) tool -modfile=$(CURDIR)/tools/go.mod
+TOOL      = GOWORK=off $(GO) tool -modfile=$(CURDIR)/tools/go.mod
 PPROF     = $(TOOL) github.com/google/pprof -symbolize=demangle=none $(PPROF_$(PROF))
 PPROF_mem = -sample_index=alloc_space
 DIST      = dist
@@ -37,7 +37,7 @@ benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape lint vet staticcheck fmt-check fuzz smoke demo check clean compare
+	escape lint vet staticcheck fmt-check fuzz smoke demo check clean compare race-cached layout
 
 all: check
 
@@ -49,6 +49,14 @@ test: ## run the tests of every module
 
 race: ## run the tests of every module under the race detector, uncached
 	$(call each,$(GO) test -race $(call count,1) -run '$(RUN)' $(PKG))
+
+race-cached: ## the tests of every module under the race detector, verbose, cached when nothing changed (for check)
+	$(call each,$(GO) test -race -v $(call count) -run '$(RUN)' $(PKG))
+
+layout: ## fail if a module's go.mod replaces the core (it must require a release; go.work points at the tree)
+	@if grep -n 'replace github.com/seedaa7df82c/topic ' $$(find . -name go.mod -not -path './$(DIST)/*' -not -path '*/testdata/*'); then \
+		echo "a go.mod replaces the core: use the go.work workspace instead (README, Releasing)"; exit 1; fi
+	@test -f go.work || { echo "go.work is missing"; exit 1; }
 
 cover: | $(DIST) ## coverage profile of the package and its total; fails under COVERMIN%
 	$(GO) test -coverprofile=$(DIST)/cover.out -run '$(RUN)' .
@@ -119,7 +127,8 @@ smoke: ## every benchmark of every module once, so none rots
 demo: ## run the demo program
 	$(GO) run ./cmd/topic-demo
 
-check: fmt-check lint race cover fuzz smoke demo ## what CI runs
+check: ## what CI runs: every step below, logs in dist/check/, a summary at the end
+	@bash scripts/check $(MAKE) $(DIST)
 
 compare: | $(DIST) ## compare against other brokers with compare/run
 	@test -f compare/run || { echo "make compare: compare/run does not exist yet" >&2; exit 1; }
