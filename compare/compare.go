@@ -66,6 +66,14 @@ type Bus interface {
 	Close()
 }
 
+// A LossCounter is a Bus that counts the values its counting subscribers
+// lost (topic does; the others keep no count).
+type LossCounter interface {
+	// CountedLosses returns what the counting subscribers lost, as counted
+	// by the library itself.
+	CountedLosses() int64
+}
+
 // A Stuck subscriber never takes a value until Release is called.
 type Stuck interface {
 	// Release makes the subscriber take, and discard, every value from now

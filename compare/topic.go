@@ -22,6 +22,18 @@ func (tb *topicBus) Subscribe(i int, c *Counter) {
 	tb.cancels = append(tb.cancels, typed[i].subscribe(&tb.b, c, &tb.wg))
 }
 
+// CountedLosses is the broker's own count of what the counting subscribers
+// lost (the subscriptions named "counting").
+func (tb *topicBus) CountedLosses() int64 {
+	var n uint64
+	for _, st := range tb.b.Subscriptions() {
+		if st.Name == "counting" {
+			n += st.Lost.Total()
+		}
+	}
+	return int64(n)
+}
+
 func (tb *topicBus) SubscribeStuck(i int) Stuck {
 	s, cancel := typed[i].subscribeStuck(&tb.b)
 	tb.cancels = append(tb.cancels, cancel)
@@ -50,7 +62,7 @@ func newTopicType[T ~struct{ A, B, C, D int64 }]() topicType {
 			return func(v Value) { b.Publish(T(v)) }
 		},
 		subscribe: func(b *topic.Broker, c *Counter, wg *sync.WaitGroup) func() {
-			ch, cancel := b.Subscribe(topic.Buffer[T](Capacity))
+			ch, cancel := b.Subscribe(topic.Buffer[T](Capacity), topic.Name[T]("counting"))
 			wg.Go(func() {
 				for range ch {
 					c.Add()
