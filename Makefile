@@ -82,7 +82,7 @@ stat: | $(DIST) ## benchmarks again, count 10, and benchstat against the baselin
 table: | $(DIST) ## COUNT (10) rounds of every benchmark, then the README's tables in dist/bench-table.md
 	$(GO) test -c -o $(DIST)/table.test .
 	for i in $$(seq $(or $(COUNT),10)); do $(DIST)/table.test -test.run='^$$' -test.bench='$(BENCH)' -test.benchmem -test.count=1 $(if $(TIME),-test.benchtime=$(TIME)); done | tee $(DIST)/bench-rounds.txt
-	$(GO) run ./internal/cmd/benchtable $(DIST)/bench-rounds.txt | tee $(DIST)/bench-table.md
+	(cd tools && GOWORK=off $(GO) run ./cmd/benchtable $(abspath $(DIST))/bench-rounds.txt) | tee $(DIST)/bench-table.md
 
 regress: | $(DIST) ## interleaved benchmarks of the working tree against REV, then benchstat
 	@test -n '$(REV)' || { echo "usage: make regress REV=<git revision>" >&2; exit 2; }

@@ -16,11 +16,12 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/seedaa7df82c/topic/compare"
+	"github.com/seedaa7df82c/topic/tools/internal/benchread"
 )
 
-// palette gives each library drawn its colour, by position in libs(); this
-// library's is the first, and its line is drawn thicker.
+// palette gives each library drawn its colour, by position in libs(); the
+// first library's (this one's, as the compare module lists it first) is
+// drawn thicker.
 var palette = []color.Color{
 	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, // red
 	color.RGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff}, // grey
@@ -37,25 +38,17 @@ var glyphs = []draw.GlyphDrawer{
 	draw.RingGlyph{}, draw.SquareGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
 }
 
-// libs returns the libraries that appear in rs, in the order of
-// compare.Libs, then any others in order of appearance.
-func libs(rs *results) []string {
+// libs returns the libraries that appear in rs (the lib= key of their
+// benchmarks), in order of appearance: the compare module's benchmarks run
+// them in the order of compare.Libs, this library first.
+func libs(rs *benchread.Set) []string {
 	var names []string
-	for _, lib := range compare.Libs {
-		if hasLib(rs, lib.Name) {
-			names = append(names, lib.Name)
-		}
-	}
-	for _, r := range rs.list {
-		if l := r.keys["lib"]; l != "" && !slices.Contains(names, l) {
+	for _, r := range rs.List {
+		if l := r.Keys["lib"]; l != "" && !slices.Contains(names, l) {
 			names = append(names, l)
 		}
 	}
 	return names
-}
-
-func hasLib(rs *results, name string) bool {
-	return slices.ContainsFunc(rs.list, func(r *result) bool { return r.keys["lib"] == name })
 }
 
 // style returns the colour and glyph of the i-th library, and the width of
@@ -69,21 +62,21 @@ func style(i int) (color.Color, draw.GlyphDrawer, vg.Length) {
 }
 
 // subtitle says where the figures come from.
-func subtitle(rs *results, unit string) string {
+func subtitle(rs *benchread.Set, unit string) string {
 	runs := 0
-	for _, r := range rs.list {
-		runs = max(runs, r.runs(unit))
+	for _, r := range rs.List {
+		runs = max(runs, r.Runs(unit))
 	}
 	s := fmt.Sprintf("median of %d runs", runs)
-	if rs.cpu != "" {
-		s += ", " + rs.cpu
+	if rs.CPU != "" {
+		s += ", " + rs.CPU
 	}
 	return s
 }
 
 // sweepChart draws ns/op against n for the benchmark base, one line per
 // library, both axes logarithmic.
-func sweepChart(rs *results, base, xlabel, path string) error {
+func sweepChart(rs *benchread.Set, base, xlabel, path string) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Time per publication, deliveries included, vs %s\n%s", xlabel, subtitle(rs, "ns/op"))
 	p.X.Label.Text = xlabel + " (log scale)"
@@ -93,7 +86,7 @@ func sweepChart(rs *results, base, xlabel, path string) error {
 	p.Add(plotter.NewGrid())
 	legend := plot.NewLegend()
 	for i, lib := range libs(rs) {
-		xys := series(rs.where(base, "lib", lib), "ns/op")
+		xys := series(rs.Where(base, "lib", lib), "ns/op")
 		if len(xys) == 0 {
 			continue
 		}
@@ -124,14 +117,14 @@ func yRange(xys plotter.XYs) (lo, hi float64) {
 }
 
 // durationTicks are the ticks of a logarithmic axis of nanoseconds, labelled
-// with units: 100 ns, 1.0 µs, 10.0 µs.
+// with units: 100 ns, 1.00 µs, 10.0 µs.
 type durationTicks struct{}
 
 func (durationTicks) Ticks(min, max float64) []plot.Tick {
 	ticks := plot.LogTicks{Prec: -1}.Ticks(min, max)
 	for i := range ticks {
 		if ticks[i].Label != "" {
-			ticks[i].Label = formatNS(ticks[i].Value)
+			ticks[i].Label = benchread.Duration(ticks[i].Value)
 		}
 	}
 	return ticks
@@ -170,11 +163,11 @@ func savePNG(img *vgimg.Canvas, path string) error {
 
 // series returns the median of unit against the n key of each result, in
 // order of n.
-func series(rs []*result, unit string) plotter.XYs {
+func series(rs []*benchread.Result, unit string) plotter.XYs {
 	var xys plotter.XYs
 	for _, r := range rs {
-		n, err := strconv.ParseFloat(r.keys["n"], 64)
-		y, ok := r.median(unit)
+		n, err := strconv.ParseFloat(r.Keys["n"], 64)
+		y, ok := r.Median(unit)
 		if err != nil || !ok {
 			continue
 		}
@@ -205,7 +198,7 @@ var scenarios = []scenario{
 // deliveredChart draws delivered-% per scenario as groups of bars, one bar
 // per library. The scenario without a subscriber is left out: nothing is
 // owed there.
-func deliveredChart(rs *results, path string) error {
+func deliveredChart(rs *benchread.Set, path string) error {
 	groups := scenarios[1:]
 	names := libs(rs)
 	p := plot.New()
@@ -228,13 +221,14 @@ func deliveredChart(rs *results, path string) error {
 		var missing plotter.XYLabels
 		for j, g := range groups {
 			v, ok := 0.0, false
-			if r := rs.find(g.name + "/lib=" + lib); r != nil {
-				v, ok = r.median("delivered-%")
+			name := g.name + "/lib=" + lib
+			if r := rs.Find(name); r != nil {
+				v, ok = r.Median("delivered-%")
 			}
 			values[j] = v
 			if !ok {
 				missing.XYs = append(missing.XYs, plotter.XY{X: float64(j), Y: 2})
-				missing.Labels = append(missing.Labels, whyMissing(lib))
+				missing.Labels = append(missing.Labels, whyMissing(rs, name))
 			}
 		}
 		bars, err := plotter.NewBarChart(values, width)
@@ -267,12 +261,17 @@ func deliveredChart(rs *results, path string) error {
 	return saveBeside(p, legend, 13*vg.Inch, 6*vg.Inch, path)
 }
 
-// whyMissing explains a library's missing bar.
-func whyMissing(lib string) string {
-	for _, l := range compare.Libs {
-		if l.Name == lib && l.BlocksWhenStuck {
-			return "blocks"
-		}
+// whyMissing explains the missing result of the benchmark named name:
+// "blocks" if the benchmark was skipped because publication blocks (a
+// library that blocks on a stuck subscriber), "skipped" if it was skipped
+// otherwise, "no result" if the input does not name it.
+func whyMissing(rs *benchread.Set, name string) string {
+	why, skipped := rs.Skipped[name]
+	switch {
+	case strings.Contains(why, "blocks"):
+		return "blocks"
+	case skipped:
+		return "skipped"
 	}
 	return "no result"
 }
@@ -290,7 +289,7 @@ var panels = []panel{
 }
 
 // coreChart draws this library's sweeps, one panel each, 2×2.
-func coreChart(rs *results, path string) error {
+func coreChart(rs *benchread.Set, path string) error {
 	const w, h = 11 * vg.Inch, 8 * vg.Inch
 	plots := [][]*plot.Plot{make([]*plot.Plot, 2), make([]*plot.Plot, 2)}
 	for i, pn := range panels {
@@ -318,12 +317,12 @@ func coreChart(rs *results, path string) error {
 
 // corePanel plots the median ns/op of one sweep against n: on log axes when
 // every n is positive, otherwise with n as categories.
-func corePanel(rs *results, pn panel) (*plot.Plot, error) {
+func corePanel(rs *benchread.Set, pn panel) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = pn.title
 	p.X.Label.Text = pn.xlabel
 	p.Add(plotter.NewGrid())
-	xys := series(rs.where(pn.bench), "ns/op")
+	xys := series(rs.Where(pn.bench), "ns/op")
 	if len(xys) == 0 {
 		p.Title.Text += " (no results)"
 		return p, nil
@@ -360,7 +359,7 @@ func corePanel(rs *results, pn panel) (*plot.Plot, error) {
 	p.Add(line, points)
 	labels := plotter.XYLabels{XYs: xys, Labels: make([]string, len(xys))}
 	for i, xy := range xys {
-		labels.Labels[i] = formatNS(xy.Y)
+		labels.Labels[i] = benchread.Duration(xy.Y)
 	}
 	l, err := plotter.NewLabels(labels)
 	if err != nil {

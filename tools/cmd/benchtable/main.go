@@ -5,20 +5,22 @@
 // Its input is several rounds of the whole suite, each run once
 // (-test.count=1), as `make table` produces: each ratio is then the median of
 // the ratios within each round, so that a machine which drifts between rounds
-// moves a figure and its baseline alike.
+// moves a figure and its baseline alike. Times and custom metrics are
+// formatted by benchread's one rule: three significant digits, 48.9 µs.
 //
 //	benchtable [file...]
+//
+// It reads standard input when no file is named. `make table` runs it, from
+// tools/, on dist/bench-rounds.txt.
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"log"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/seedaa7df82c/topic/tools/internal/benchread"
 )
 
 // A row is one line of a table: a benchmark, and optionally the baseline
@@ -139,73 +141,39 @@ func followers() section {
 	return s
 }
 
-// results maps a benchmark name (without "Benchmark" and the -GOMAXPROCS
-// suffix) to its unit, then to the values of successive rounds.
-type results map[string]map[string][]float64
-
-func parse(r io.Reader, res results) error {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
-			continue
-		}
-		name := strings.TrimPrefix(f[0], "Benchmark")
-		if i := strings.LastIndexByte(name, '-'); i > 0 {
-			if _, err := strconv.Atoi(name[i+1:]); err == nil {
-				name = name[:i]
-			}
-		}
-		if res[name] == nil {
-			res[name] = make(map[string][]float64)
-		}
-		for i := 2; i+1 < len(f); i += 2 {
-			if x, err := strconv.ParseFloat(f[i], 64); err == nil {
-				res[name][f[i+1]] = append(res[name][f[i+1]], x)
-			}
-		}
-	}
-	return sc.Err()
-}
-
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // ratio is the median over rounds of a/(b*mult), pairing the rounds in order.
 func ratio(a, b []float64, mult float64) float64 {
 	var rs []float64
 	for i := range min(len(a), len(b)) {
 		rs = append(rs, a[i]/(b[i]*mult))
 	}
-	return median(rs)
+	m, _ := benchread.Median(rs)
+	return m
 }
 
-func duration(ns float64) string {
-	switch {
-	case ns >= 1e6:
-		return fmt.Sprintf("%.2f ms", ns/1e6)
-	case ns >= 1e3:
-		return fmt.Sprintf("%.2f µs", ns/1e3)
-	case ns >= 100:
-		return fmt.Sprintf("%.0f ns", ns)
+// values returns the values of unit of the benchmark named bench, or nil.
+func values(rs *benchread.Set, bench, unit string) []float64 {
+	if r := rs.Find(bench); r != nil {
+		return r.Values[unit]
 	}
-	return fmt.Sprintf("%.1f ns", ns)
+	return nil
 }
 
-func write(w io.Writer, res results) {
+// median returns the median of xs formatted by format, or "?" if xs is
+// empty.
+func median(xs []float64, format func(float64) string) string {
+	m, ok := benchread.Median(xs)
+	if !ok {
+		return "?"
+	}
+	return format(m)
+}
+
+func write(w io.Writer, res *benchread.Set) {
 	for _, s := range sections() {
 		fmt.Fprintf(w, "#### %s\n\n| path | time | ratio | allocs/op |\n|---|---:|---|---:|\n", s.title)
 		for _, r := range s.rows {
-			m := res[r.bench]
+			m := res.Find(r.bench)
 			if m == nil {
 				fmt.Fprintf(w, "| %s | not measured | | |\n", r.label)
 				continue
@@ -213,19 +181,20 @@ func write(w io.Writer, res results) {
 			unit, baseUnit := "ns/op", "ns/op"
 			if r.unit != "" {
 				unit = r.unit
-				if b := res[r.base]; b != nil && b[unit] != nil {
+				if values(res, r.base, unit) != nil {
 					baseUnit = unit
 				}
 			}
 			ratioText := ""
-			if b := res[r.base]; b != nil {
+			if b := res.Find(r.base); b != nil {
 				mult := r.mult
 				if mult == 0 {
 					mult = 1
 				}
-				ratioText = fmt.Sprintf("%.2f× %s", ratio(m[unit], b[baseUnit], mult), r.baseLabel)
+				ratioText = fmt.Sprintf("%.2f× %s", ratio(m.Values[unit], b.Values[baseUnit], mult), r.baseLabel)
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %.0f |\n", r.label, duration(median(m[unit])), ratioText, median(m["allocs/op"]))
+			allocs := median(m.Values["allocs/op"], func(x float64) string { return fmt.Sprintf("%.0f", x) })
+			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.label, median(m.Values[unit], benchread.Duration), ratioText, allocs)
 		}
 		fmt.Fprintln(w)
 	}
@@ -242,35 +211,29 @@ func write(w io.Writer, res results) {
 	}
 	fmt.Fprintf(w, "#### Memory and replay\n\n| figure | median |\n|---|---:|\n")
 	for _, x := range metrics {
-		if v := res[x.bench][x.unit]; v != nil {
-			fmt.Fprintf(w, "| %s | %.1f %s |\n", x.label, median(v), x.unit)
+		if v := values(res, x.bench, x.unit); v != nil {
+			fmt.Fprintf(w, "| %s | %s |\n", x.label, median(v, func(m float64) string { return benchread.Format(m, x.unit) }))
 		}
 	}
-	rounds := len(res[raw]["ns/op"])
+	rounds := len(values(res, raw, "ns/op"))
 	fmt.Fprintf(w, "\nMedians of %d rounds; ratios are medians of the ratios within each round.\n", rounds)
 }
 
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("benchtable: ")
-	res := make(results)
+	var res *benchread.Set
+	var err error
 	if len(os.Args) == 1 {
-		if err := parse(os.Stdin, res); err != nil {
-			log.Fatal(err)
-		}
+		res = new(benchread.Set)
+		_, err = res.Read(os.Stdin, "stdin")
+	} else {
+		res, err = benchread.ReadFiles(os.Args[1:]...)
 	}
-	for _, name := range os.Args[1:] {
-		f, err := os.Open(name)
-		if err != nil {
-			log.Fatal(err)
-		}
-		err = parse(f, res)
-		f.Close()
-		if err != nil {
-			log.Fatal(err)
-		}
+	if err != nil {
+		log.Fatal(err)
 	}
-	if len(res) == 0 {
+	if len(res.List) == 0 {
 		log.Fatal("no benchmark results in the input")
 	}
 	write(os.Stdout, res)

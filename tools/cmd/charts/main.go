@@ -12,6 +12,12 @@
 //	compare-delivered.png  share of values delivered, per scenario and library
 //	core-sweeps.png        this library's own sweeps
 //	compare-table.md       the medians as Markdown tables
+//
+// compare/run runs it from tools/. The libraries are drawn in the order their
+// benchmarks first appear; a missing result is labelled "blocks" when its
+// benchmark was skipped because publication blocks, as BenchmarkStuck logs.
+// Times and shares are formatted by benchread's one rule: three significant
+// digits, 48.9 µs.
 package main
 
 import (
@@ -20,6 +26,8 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+
+	"github.com/seedaa7df82c/topic/tools/internal/benchread"
 )
 
 func main() {
@@ -34,7 +42,7 @@ func main() {
 		os.Exit(2)
 	}
 
-	cmp, err := parseFile(*cmpPath)
+	cmp, err := benchread.ReadFiles(*cmpPath)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,26 +60,10 @@ func main() {
 	write("compare-delivered.png", func(p string) error { return deliveredChart(cmp, p) })
 	write("compare-table.md", func(p string) error { return os.WriteFile(p, []byte(markdown(cmp)), 0o644) })
 	if *corePath != "" {
-		core, err := parseFile(*corePath)
+		core, err := benchread.ReadFiles(*corePath)
 		if err != nil {
 			log.Fatal(err)
 		}
 		write("core-sweeps.png", func(p string) error { return coreChart(core, p) })
 	}
-}
-
-func parseFile(path string) (*results, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rs, err := parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if len(rs.list) == 0 {
-		return nil, fmt.Errorf("%s: no benchmark results", path)
-	}
-	return rs, nil
 }
