@@ -37,7 +37,7 @@ benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape lint vet staticcheck fmt-check fuzz smoke demo check clean compare race-cached layout
+	escape lint vet staticcheck fmt-check fuzz smoke demo check clean compare race-cached layout tools
 
 all: check
 
@@ -52,6 +52,9 @@ race: ## run the tests of every module under the race detector, uncached
 
 race-cached: ## the tests of every module under the race detector, verbose, cached when nothing changed (for check)
 	$(call each,$(GO) test -race -v $(call count) -run '$(RUN)' $(PKG))
+
+tools: ## vet, staticcheck and test the developer tools' own code (tools/cmd, tools/internal), outside the workspace
+	cd tools && GOWORK=off $(GO) vet ./... && $(TOOL) staticcheck ./... && GOWORK=off $(GO) test $(call count) ./...
 
 layout: ## fail if a module's go.mod replaces the core (it must require a release; go.work points at the tree)
 	@if grep -n 'replace github.com/seedaa7df82c/topic ' $$(find . -name go.mod -not -path './$(DIST)/*' -not -path '*/testdata/*'); then \
