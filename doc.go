@@ -137,7 +137,10 @@
 // Broker.Shutdown closes the whole broker: it drains the handlers, then
 // closes every subscription at once. Afterwards it registers nothing, counts
 // a publication that would have reached a closed subscription as Closed,
-// and keeps the final counts for Broker.Subscriptions.
+// and keeps the final counts for Broker.Subscriptions. Broker.Settle waits,
+// the same way, until the handlers are idle, without closing anything: for
+// tests (package topictest) and for programs that must know their
+// publications were handled.
 //
 // # Concurrency
 //
