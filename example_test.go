@@ -210,3 +210,47 @@ func ExampleFrom_multiple() {
 	// 64
 	// 9
 }
+
+// The zero Broker is ready to use, and brokers are independent: a value
+// published to one never reaches a subscription of another.
+func ExampleBroker() {
+	var orders, audit topic.Broker
+
+	fromOrders, cancelOrders := orders.Subscribe(topic.Buffer[string](1))
+	defer cancelOrders()
+	fromAudit, cancelAudit := audit.Subscribe(topic.Buffer[string](1))
+	defer cancelAudit()
+
+	orders.Publish("order 1")
+
+	fmt.Println("orders:", len(fromOrders), "audit:", len(fromAudit))
+	// Output:
+	// orders: 1 audit: 0
+}
+
+// Options are values, so a program can assemble them before it subscribes;
+// the zero Option has no effect.
+func ExampleOption() {
+	type Order struct{ ID int }
+
+	var b topic.Broker
+
+	options := func(name string, latestOnly bool) []topic.Option[Order] {
+		opts := []topic.Option[Order]{topic.Name[Order](name), {}}
+		if latestOnly {
+			return append(opts, topic.Buffer[Order](1), topic.Overflow[Order](topic.DropOldest))
+		}
+		return append(opts, topic.Buffer[Order](16))
+	}
+	_, cancelAudit := b.Subscribe(options("audit", false)...)
+	defer cancelAudit()
+	_, cancelDashboard := b.Subscribe(options("dashboard", true)...)
+	defer cancelDashboard()
+
+	for _, st := range b.Subscriptions() {
+		fmt.Println(st.Name, st.Capacity, st.Policy)
+	}
+	// Output:
+	// audit 16 drop-newest
+	// dashboard 1 drop-oldest
+}

@@ -218,3 +218,60 @@ func ExampleRetention() {
 	// kept [2 3 4] next offset 5 skipped 2
 	// NoTime record has a time: false
 }
+
+// A subscription that replays receives the values kept, then the live ones,
+// with no gap and no duplicate. Its buffer must hold the backlog: it is
+// sent before Subscribe returns.
+func ExampleReplay() {
+	type Event struct{ N int }
+
+	var b topic.Broker
+	b.Retain[Event](topic.Retention{Count: 100})
+	b.Publish(Event{1})
+	b.Publish(Event{2})
+
+	ch, cancel := b.Subscribe(topic.Replay[Event](topic.Earliest()), topic.Buffer[Event](8))
+	defer cancel()
+	fmt.Println("backlog:", len(ch))
+	b.Publish(Event{3})
+
+	for len(ch) > 0 {
+		fmt.Println((<-ch).N)
+	}
+	// Output:
+	// backlog: 2
+	// 1
+	// 2
+	// 3
+}
+
+// A Start is a value: a subscriber resumes after the offset it saved, or
+// replays everything kept when it has saved none.
+func ExampleStart() {
+	type Order struct{ ID int }
+
+	var b topic.Broker
+	b.Retain[Order](topic.Retention{Count: 100})
+	for id := 1; id <= 4; id++ {
+		b.Publish(Order{id})
+	}
+
+	start := func(saved uint64, ok bool) topic.Start {
+		if !ok {
+			return topic.Earliest()
+		}
+		return topic.At(saved + 1)
+	}
+	for _, s := range []topic.Start{start(0, false), start(2, true)} {
+		ch, cancel := b.Subscribe(topic.Replay[Order](s), topic.Buffer[Order](8))
+		var ids []int
+		for len(ch) > 0 {
+			ids = append(ids, (<-ch).ID)
+		}
+		cancel()
+		fmt.Println(ids)
+	}
+	// Output:
+	// [1 2 3 4]
+	// [4]
+}
