@@ -283,3 +283,192 @@ func ExampleNext() {
 	// Output:
 	// Next: [] Earliest: [1 2] Last(1): [2] At(1): [2]
 }
+
+// A follower reads the log of a retained type at its own pace, here in
+// batches of two, long after the values were published: the publisher never
+// waited for it.
+func ExampleFollower() {
+	type Event struct{ N int }
+	var b topic.Broker
+	b.Retain[Event](topic.Retention{Count: 100})
+	f := b.Follow[Event]()
+	defer f.Close()
+
+	for n := range 5 {
+		b.Publish(Event{n})
+	}
+
+	buf := make([]topic.Record[Event], 2)
+	for n := f.Read(buf); n > 0; n = f.Read(buf) {
+		var batch []int
+		for _, r := range buf[:n] {
+			batch = append(batch, r.Value.N)
+		}
+		fmt.Println("batch", batch)
+	}
+	// Output:
+	// batch [0 1]
+	// batch [2 3]
+	// batch [4]
+}
+
+// Close ends a follower: Next returns ErrClosed and it leaves Subscriptions.
+// Its name is free again, and a new follower under it resumes after what the
+// first committed.
+func ExampleFollower_Close() {
+	type Job struct{ ID int }
+	var b topic.Broker
+	b.Retain[Job](topic.Retention{Count: 100})
+	for id := 1; id <= 3; id++ {
+		b.Publish(Job{id})
+	}
+
+	f := b.Follow(topic.Name[Job]("worker"), topic.Replay[Job](topic.Earliest()))
+	r, _ := f.Next(context.Background())
+	f.Commit(r.Offset)
+	f.Close()
+	_, err := f.Next(context.Background())
+	fmt.Println(err, "- subscriptions:", len(b.Subscriptions()))
+
+	again := b.Follow(topic.Name[Job]("worker"), topic.Replay[Job](topic.Earliest()))
+	defer again.Close()
+	r, _ = again.Next(context.Background())
+	fmt.Println("resumed at job", r.Value.ID)
+	// Output:
+	// topic: follower closed - subscriptions: 0
+	// resumed at job 2
+}
+
+// Committed tells a follower started again under its name where the one
+// before it stopped.
+func ExampleFollower_Committed() {
+	type Doc struct{ ID int }
+	var b topic.Broker
+	b.Retain[Doc](topic.Retention{Count: 100})
+	for id := range 5 {
+		b.Publish(Doc{id})
+	}
+
+	first := b.Follow(topic.Name[Doc]("indexer"), topic.Replay[Doc](topic.Earliest()))
+	buf := make([]topic.Record[Doc], 3)
+	n := first.Read(buf)
+	first.Commit(buf[n-1].Offset)
+	first.Close()
+
+	again := b.Follow(topic.Name[Doc]("indexer"))
+	defer again.Close()
+	c, ok := again.Committed()
+	fmt.Printf("committed up to %d (%t), reads %d next\n", c, ok, again.Offset())
+	// Output:
+	// committed up to 2 (true), reads 3 next
+}
+
+// Offset is the offset a follower reads next: without Replay, that of the
+// next value published.
+func ExampleFollower_Offset() {
+	var b topic.Broker
+	b.Retain[string](topic.Retention{Count: 100})
+	b.Publish("a")
+	b.Publish("b")
+
+	f := b.Follow[string]()
+	defer f.Close()
+	fmt.Println("starts at", f.Offset())
+
+	b.Publish("c")
+	b.Publish("d")
+	f.Read(make([]topic.Record[string], 1))
+	fmt.Println("after reading one:", f.Offset())
+	// Output:
+	// starts at 2
+	// after reading one: 3
+}
+
+// Seek moves a follower back to read values again, or ahead past values it
+// need not read: past the end of the log, it waits for that offset.
+func ExampleFollower_Seek() {
+	var b topic.Broker
+	b.Retain[int](topic.Retention{Count: 100})
+	f := b.Follow[int]()
+	defer f.Close()
+	read := func() (got []int) {
+		buf := make([]topic.Record[int], 10)
+		for _, r := range buf[:f.Read(buf)] {
+			got = append(got, r.Value)
+		}
+		return got
+	}
+
+	for n := range 3 {
+		b.Publish(n)
+	}
+	fmt.Println("read", read())
+	f.Seek(1)
+	fmt.Println("back to 1:", read())
+
+	f.Seek(5) // the log ends at 3
+	for n := 3; n < 7; n++ {
+		b.Publish(n)
+	}
+	fmt.Println("ahead to 5:", read())
+	// Output:
+	// read [0 1 2]
+	// back to 1: [1 2]
+	// ahead to 5: [5 6]
+}
+
+// Wait blocks until a record can be read, so a reader that takes batches
+// sleeps between them instead of polling; once the follower is closed, it
+// returns ErrClosed.
+func ExampleFollower_Wait() {
+	var b topic.Broker
+	b.Retain[int](topic.Retention{Count: 100})
+	f := b.Follow[int]()
+	go func() {
+		for n := range 5 {
+			b.Publish(n)
+		}
+	}()
+
+	buf := make([]topic.Record[int], 10)
+	var got []int
+	for len(got) < 5 {
+		if err := f.Wait(context.Background()); err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, r := range buf[:f.Read(buf)] {
+			got = append(got, r.Value)
+		}
+	}
+	fmt.Println(got)
+
+	f.Close()
+	fmt.Println(f.Wait(context.Background()))
+	// Output:
+	// [0 1 2 3 4]
+	// topic: follower closed
+}
+
+// A follower's stats are its position: the offset it reads next, the
+// offsets committed (those below Committed), and its lag, the values kept
+// that it has yet to read.
+func ExampleFollowerStats() {
+	type Job struct{ ID int }
+	var b topic.Broker
+	b.Retain[Job](topic.Retention{Count: 100})
+	f := b.Follow(topic.Name[Job]("worker"), topic.Replay[Job](topic.Earliest()))
+	defer f.Close()
+	for id := range 10 {
+		b.Publish(Job{id})
+	}
+
+	buf := make([]topic.Record[Job], 4)
+	f.Read(buf)
+	f.Commit(buf[1].Offset) // jobs 2 and 3 are still in hand
+
+	st := b.Subscriptions()[0].Follower
+	fmt.Printf("offset %d, committed %d, lag %d\n", st.Offset, st.Committed, st.Lag)
+	// Output:
+	// offset 4, committed 2, lag 6
+}
