@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -404,4 +405,135 @@ func ExampleBroker_Settle() {
 	fmt.Println("invoices:", invoices.Load())
 	// Output:
 	// invoices: 10
+}
+
+// Letter gives a typed dead letter the form every dead letter shares, for
+// code that treats them all alike.
+func ExampleDeadLetter_Letter() {
+	type Order struct{ ID int }
+	var b topic.Broker
+	defer b.Shutdown(context.Background())
+	dead, cancel := b.Subscribe(topic.Buffer[topic.DeadLetter[Order]](1))
+	defer cancel()
+	b.Handle(func(context.Context, Order) error { return errors.New("declined") },
+		topic.Name[Order]("payments"), topic.Retry[Order](topic.RetryPolicy{Attempts: 2}))
+
+	b.Publish(Order{ID: 7})
+	_ = b.Settle(context.Background())
+
+	report := func(l topic.Letter) {
+		fmt.Printf("%s gave up on %+v after %d attempts: %v\n", l.Handler, l.Value, l.Attempts, l.Err)
+	}
+	report((<-dead).Letter())
+	// Output:
+	// payments gave up on {ID:7} after 2 attempts: declined
+}
+
+// A Letter holds its value as an interface: a type switch gets the value
+// back.
+func ExampleLetter() {
+	type (
+		Order  struct{ ID int }
+		Refund struct{ Order int }
+	)
+	var b topic.Broker
+	defer b.Shutdown(context.Background())
+	dead, cancel := b.Subscribe(topic.Buffer[topic.DeadLettered](2))
+	defer cancel()
+	once := topic.RetryPolicy{Attempts: 1}
+	b.Handle(func(context.Context, Order) error { return errors.New("declined") }, topic.Retry[Order](once))
+	b.Handle(func(context.Context, Refund) error { return errors.New("account closed") }, topic.Retry[Refund](once))
+
+	b.Publish(Order{ID: 7})
+	_ = b.Settle(context.Background())
+	b.Publish(Refund{Order: 3})
+	_ = b.Settle(context.Background())
+
+	for range 2 {
+		switch l := (<-dead).Letter(); v := l.Value.(type) {
+		case Order:
+			fmt.Println("order", v.ID, "failed:", l.Err)
+		case Refund:
+			fmt.Println("refund of order", v.Order, "failed:", l.Err)
+		}
+	}
+	// Output:
+	// order 7 failed: declined
+	// refund of order 3 failed: account closed
+}
+
+// A handler's stats count the values it took from its queue, handled,
+// retried and dead-lettered.
+func ExampleHandlerStats() {
+	var b topic.Broker
+	defer b.Shutdown(context.Background())
+	flaky := true
+	b.Handle(func(ctx context.Context, n int) error {
+		switch {
+		case n == 2 && flaky:
+			flaky = false
+			return errors.New("timeout") // retried once
+		case n == 3:
+			return topic.Permanent(errors.New("malformed")) // dead-lettered
+		}
+		return nil
+	}, topic.Retry[int](topic.RetryPolicy{Attempts: 3}))
+
+	for n := 1; n <= 4; n++ {
+		b.Publish(n)
+	}
+	_ = b.Settle(context.Background())
+	fmt.Printf("%+v\n", *b.Subscriptions()[0].Handler)
+	// Output:
+	// {Accepted:4 Handled:3 Retried:1 DeadLettered:1 AtLeastOnce:true}
+}
+
+// Code around a handler's function, middleware for instance, tells a
+// permanent error from one worth retrying with errors.As.
+func ExamplePermanentError() {
+	errDeclined := errors.New("card declined")
+	for _, err := range []error{
+		errors.New("timeout"),
+		fmt.Errorf("order 7: %w", topic.Permanent(errDeclined)),
+	} {
+		var p *topic.PermanentError
+		if errors.As(err, &p) {
+			fmt.Printf("%v: permanent, because %v\n", err, p.Err)
+		} else {
+			fmt.Printf("%v: worth retrying\n", err)
+		}
+	}
+	// Output:
+	// timeout: worth retrying
+	// order 7: card declined: permanent, because card declined
+}
+
+// A function that panics with an error: errors.Is and errors.As reach that
+// error through the PanicError.
+func ExamplePanicError_Unwrap() {
+	var b topic.Broker
+	b.Handle(func(context.Context, []byte) error {
+		panic(io.ErrUnexpectedEOF) // a decoder's panic on a truncated input
+	}, topic.OnLoss(func(l topic.Loss[[]byte]) {
+		fmt.Println("truncated input:", errors.Is(l.Err, io.ErrUnexpectedEOF))
+	}))
+	b.Publish([]byte{0x7b})
+	_ = b.Shutdown(context.Background())
+	// Output:
+	// truncated input: true
+}
+
+// Each retry waits twice as long as the one before, at most Max, less up
+// to Jitter of that delay at random.
+func ExampleRetryPolicy() {
+	p := topic.RetryPolicy{Attempts: 4, Base: 10 * time.Millisecond, Max: 30 * time.Millisecond, Jitter: 0.1}
+	for n := 1; n < p.Attempts; n++ {
+		full := min(p.Base<<(n-1), p.Max)
+		d := p.Delay(n)
+		fmt.Printf("retry %d: between %v and %v: %t\n", n, full-full/10, full, d >= full-full/10 && d <= full)
+	}
+	// Output:
+	// retry 1: between 9ms and 10ms: true
+	// retry 2: between 18ms and 20ms: true
+	// retry 3: between 27ms and 30ms: true
 }
