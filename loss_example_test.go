@@ -3,6 +3,7 @@ package topic_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/seedaa7df82c/topic"
@@ -234,4 +235,152 @@ func ExampleSubscriptionStats_MarshalJSON() {
 	fmt.Println(string(out))
 	// Output:
 	// [{"type":"topic_test.Price","name":"dashboard","policy":"drop-oldest","capacity":1,"queued":1,"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0}}]
+}
+
+// A Loss says what was lost and why: a handler's Errored loss carries the
+// error of its function's last call.
+func ExampleLoss() {
+	type Order struct{ ID int }
+	var b topic.Broker
+	b.Handle(func(ctx context.Context, o Order) error {
+		return errors.New("out of stock")
+	}, topic.OnLoss(func(l topic.Loss[Order]) {
+		fmt.Printf("%v: order %d: %v\n", l.Cause, l.Value.ID, l.Err)
+	}))
+	b.Publish(Order{ID: 7})
+	_ = b.Shutdown(context.Background())
+	// Output:
+	// errored: order 7: out of stock
+}
+
+// Lost counts what a subscription lost since it began, by cause.
+func ExampleLost() {
+	var b topic.Broker
+	_, cancel := b.Subscribe(topic.Buffer[int](1), topic.Overflow[int](topic.DropOldest))
+	defer cancel()
+	for n := range 4 {
+		b.Publish(n)
+	}
+	fmt.Printf("%+v\n", b.Subscriptions()[0].Lost)
+	// Output:
+	// {Full:0 Evicted:3 Failed:0 Errored:0 Discarded:0 Closed:0 Skipped:0}
+}
+
+// Of reads a count by its Cause, so that code can go through every cause.
+func ExampleLost_Of() {
+	var b topic.Broker
+	_, cancel := b.Subscribe(topic.Buffer[int](1), topic.From(func(s string) (int, bool) {
+		if s == "" {
+			panic("empty")
+		}
+		return len(s), true
+	}))
+	defer cancel()
+	for _, s := range []string{"one", "two", "", "three"} {
+		b.Publish(s) // queued, full, failed, full
+	}
+
+	lost := b.Subscriptions()[0].Lost
+	for c := topic.Full; c <= topic.Skipped; c++ {
+		if n := lost.Of(c); n > 0 {
+			fmt.Println(c, n)
+		}
+	}
+	// Output:
+	// full 2
+	// failed 1
+}
+
+// A Cause is written by name in JSON, where it can be a map's key too.
+func ExampleCause_MarshalText() {
+	counts := map[topic.Cause]int{}
+	var b topic.Broker
+	_, cancel := b.Subscribe(topic.Buffer[string](1), topic.OnLoss(func(l topic.Loss[string]) { counts[l.Cause]++ }))
+	defer cancel()
+	for _, s := range []string{"a", "b", "c"} {
+		b.Publish(s) // nobody receives: b and c are lost
+	}
+
+	out, _ := json.Marshal(counts)
+	fmt.Println(string(out))
+	// Output:
+	// {"full":2}
+}
+
+// A Cause is read by name, as in a configuration naming the losses that
+// should wake someone up.
+func ExampleCause_UnmarshalText() {
+	var cfg struct{ Page []topic.Cause }
+	err := json.Unmarshal([]byte(`{"Page": ["failed", "errored"]}`), &cfg)
+	fmt.Println(cfg.Page, err, cfg.Page[0] == topic.Failed)
+
+	var c topic.Cause
+	fmt.Println(c.UnmarshalText([]byte("misplaced")))
+	// Output:
+	// [failed errored] <nil> true
+	// topic: unknown cause "misplaced"
+}
+
+// A Policy is written by name in JSON.
+func ExamplePolicy_MarshalText() {
+	cfg := struct {
+		Overflow topic.Policy `json:"overflow"`
+	}{topic.DropOldest}
+	out, _ := json.Marshal(cfg)
+	fmt.Println(string(out))
+	// Output:
+	// {"overflow":"drop-oldest"}
+}
+
+// A Policy is read by name, so that a configuration can choose one.
+func ExamplePolicy_UnmarshalText() {
+	var cfg struct {
+		Buffer   int          `json:"buffer"`
+		Overflow topic.Policy `json:"overflow"`
+	}
+	if err := json.Unmarshal([]byte(`{"buffer": 1, "overflow": "drop-oldest"}`), &cfg); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	var b topic.Broker
+	latest, cancel := b.Subscribe(topic.Buffer[int](cfg.Buffer), topic.Overflow[int](cfg.Overflow))
+	defer cancel()
+	b.Publish(1)
+	b.Publish(2)
+	fmt.Println(cfg.Overflow, <-latest)
+
+	var p topic.Policy
+	fmt.Println(p.UnmarshalText([]byte("drop-all")))
+	// Output:
+	// drop-oldest 2
+	// topic: unknown policy "drop-all"
+}
+
+// A subscription's stats tell a channel, a handler and a follower apart:
+// Handler and Follower are set for the last two only. A follower's Queued is
+// its lag.
+func ExampleSubscriptionStats() {
+	type Event struct{ N int }
+	var b topic.Broker
+	defer b.Shutdown(context.Background())
+	b.Retain[Event](topic.Retention{Count: 100})
+	_, cancel := b.Subscribe(topic.Name[Event]("channel"), topic.Buffer[Event](4))
+	defer cancel()
+	b.Handle(func(context.Context, Event) error { return nil }, topic.Name[Event]("handler"))
+	f := b.Follow(topic.Name[Event]("follower"))
+	defer f.Close()
+
+	b.Publish(Event{1})
+	b.Publish(Event{2})
+	_ = b.Settle(context.Background())
+
+	for _, st := range b.Subscriptions() {
+		fmt.Printf("%s: %v, capacity %d, queued %d, handler %t, follower %t\n",
+			st.Name, st.Type, st.Capacity, st.Queued, st.Handler != nil, st.Follower != nil)
+	}
+	// Output:
+	// channel: topic_test.Event, capacity 4, queued 2, handler false, follower false
+	// follower: topic_test.Event, capacity 0, queued 2, handler false, follower true
+	// handler: topic_test.Event, capacity 64, queued 0, handler true, follower false
 }
