@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -105,4 +106,90 @@ func ExampleNoLoss() {
 	})
 	// Output:
 	// topictest: subscription "slow" (topictest_test.Event) lost 2 values: full 2
+}
+
+// A Recorder of an interface type records every value published that
+// implements it, in the order the broker delivers them.
+func ExampleRecorder() {
+	test(func(t testing.TB) {
+		var b topic.Broker
+		defer b.Shutdown(context.Background())
+		errs := topictest.Record[error](t, &b)
+
+		b.Publish(errors.New("disk full"))
+		b.Publish("not an error")
+		b.Publish(fmt.Errorf("retry %d failed", 3))
+
+		topictest.Settle(t, &b, time.Second)
+		fmt.Println(errs.Values())
+	})
+	// Output:
+	// [disk full retry 3 failed]
+}
+
+// Len counts what was recorded: here a test checks that an unpaid order is
+// not shipped, and fails.
+func ExampleRecorder_Len() {
+	type Order struct {
+		ID   int
+		Paid bool
+	}
+	type Shipped struct{ Order int }
+	test(func(t testing.TB) {
+		var b topic.Broker
+		defer b.Shutdown(context.Background())
+		shipped := topictest.Record[Shipped](t, &b)
+		ship := func(o Order) { b.Publish(Shipped{o.ID}) } // the code under test forgets to check Paid
+
+		ship(Order{ID: 1, Paid: true})
+		ship(Order{ID: 2})
+
+		topictest.Settle(t, &b, time.Second)
+		if n := shipped.Len(); n != 1 {
+			t.Errorf("shipped %d orders, want 1", n)
+		}
+	})
+	// Output:
+	// shipped 2 orders, want 1
+}
+
+// Values returns a copy: a test may sort or change it without touching the
+// record.
+func ExampleRecorder_Values() {
+	test(func(t testing.TB) {
+		var b topic.Broker
+		defer b.Shutdown(context.Background())
+		scores := topictest.Record[int](t, &b)
+		for _, n := range []int{3, 1, 2} {
+			b.Publish(n)
+		}
+		topictest.Settle(t, &b, time.Second)
+
+		sorted := scores.Values()
+		slices.Sort(sorted)
+		fmt.Println(sorted, scores.Values())
+	})
+	// Output:
+	// [1 2 3] [3 1 2]
+}
+
+// A Loss names a subscription by its name, or by its type if it has none,
+// and what it must lose: exactly that, or NoLoss fails the test.
+func ExampleLoss() {
+	type Price struct{ Cents int }
+	test(func(t testing.TB) {
+		var b topic.Broker
+		defer b.Shutdown(context.Background())
+		topictest.NoLoss(t, &b,
+			topictest.Loss{Sub: "latest", Lost: topic.Lost{Evicted: 2}},
+			topictest.Loss{Sub: "topictest_test.Price", Lost: topic.Lost{Full: 1}},
+		)
+		b.Subscribe(topic.Buffer[Price](1), topic.Name[Price]("latest"), topic.Overflow[Price](topic.DropOldest))
+		b.Subscribe(topic.Buffer[Price](1))
+		for c := range 3 {
+			b.Publish(Price{c})
+		}
+	})
+	// Output:
+	// topictest: subscription of topictest_test.Price lost full 2; want full 1
 }
