@@ -8,7 +8,7 @@ SHELL := bash
 .SHELLFLAGS := -o pipefail -c
 
 GO       ?= go
-TOOL      = GOWORK=off $(GO) tool -modfile=$(CURDIR)/tools/go.mod
+TOOL      = bash $(CURDIR)/scripts/tool
 PPROF     = $(TOOL) github.com/google/pprof -symbolize=demangle=none $(PPROF_$(PROF))
 PPROF_mem = -sample_index=alloc_space
 DIST      = dist
@@ -54,7 +54,7 @@ race-cached: ## the tests of every module under the race detector, verbose, cach
 	$(call each,$(GO) test -race -v $(call count) -run '$(RUN)' $(PKG))
 
 tools: ## vet, staticcheck and test the developer tools' own code (tools/cmd, tools/internal), outside the workspace
-	cd tools && GOWORK=off $(GO) vet ./... && $(TOOL) staticcheck ./... && GOWORK=off $(GO) test $(call count) ./...
+	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(TOOL) staticcheck ./... && GOWORK=off $(GO) test $(call count) ./...
 
 layout: ## fail if a module's go.mod replaces the core (it must require a release; go.work points at the tree)
 	@if grep -n 'replace github.com/seedaa7df82c/topic ' $$(find . -name go.mod -not -path './$(DIST)/*' -not -path '*/testdata/*'); then \
