@@ -285,6 +285,26 @@ func BenchmarkSubscribeCancel(b *testing.B) {
 	}
 }
 
+// BenchmarkSubscribeCancelSameType subscribes and cancels one subscription
+// of Value while n others of Value are held: the shape of a server whose
+// every client subscribes to one event type.
+func BenchmarkSubscribeCancelSameType(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 10000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			var br topic.Broker
+			for range n {
+				_, cancel := br.Subscribe[Value]()
+				defer cancel()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_, cancel := br.Subscribe[Value]()
+				cancel()
+			}
+		})
+	}
+}
+
 // BenchmarkRouteNewTypes routes n new dynamic types on a fresh broker: each
 // is published through any beside an interface subscription it does not
 // match, so that each is resolved once under the broker's lock. The total
