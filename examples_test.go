@@ -39,6 +39,14 @@ func TestEveryExportedNameHasAnExample(t *testing.T) {
 	}
 }
 
+// The same holds in package topicdebug, which has no exemptions (topictest
+// and natsbridge check themselves).
+func TestEveryExportedNameOfTopicdebugHasAnExample(t *testing.T) {
+	if missing, _ := namesWithoutExamples(t, "topicdebug"); len(missing) > 0 {
+		t.Errorf("%d exported names of topicdebug have no example:\n\t%s", len(missing), strings.Join(missing, "\n\t"))
+	}
+}
+
 // namesWithoutExamples parses the package in dir with its test files, as go
 // doc does, and returns the exported functions, types and methods that have
 // no example attached, and all the names it checked. A method is named

@@ -1,0 +1,64 @@
+package topicdebug_test
+
+import (
+	"context"
+	"expvar"
+	"fmt"
+
+	"github.com/seedaa7df82c/topic"
+	"github.com/seedaa7df82c/topic/topicdebug"
+)
+
+// Publish puts a broker on /debug/vars, once per program (expvar names are
+// the process's), which any program serving http.DefaultServeMux (or
+// expvar.Handler) then shows. Not run, since it would publish the name
+// again under go test -count=2; TestPublishServesDebugVars runs it.
+func ExamplePublish() {
+	var b topic.Broker
+	topicdebug.Publish("broker", &b)
+	b.Subscribe(topic.Buffer[int](1), topic.Name[int]("ticks"))
+	b.Publish(1)
+	b.Publish(2) // lost: the buffer holds one
+
+	fmt.Println(expvar.Get("broker"))
+	// prints:
+	// {"subscriptions":[{"type":"int","name":"ticks","policy":"drop-newest","capacity":1,"queued":1,"lost":{"full":1,...}}],"lost":{"full":1,...}}
+}
+
+// Var is the same Var, for a program that publishes it itself, or nests it
+// in an expvar.Map.
+func ExampleVar() {
+	var b topic.Broker
+	defer b.Shutdown(context.Background())
+	brokers := new(expvar.Map)
+	brokers.Set("orders", topicdebug.Var(&b))
+	fmt.Println(brokers)
+	// Output:
+	// {"orders": {"subscriptions":[],"lost":{"full":0,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0}}}
+}
+
+// Take is the snapshot itself, for a program's own report.
+func ExampleTake() {
+	var b topic.Broker
+	defer b.Shutdown(context.Background())
+	b.Subscribe(topic.Buffer[string](0))
+	b.Publish("nobody is receiving")
+	s := topicdebug.Take(&b)
+	fmt.Println(len(s.Subscriptions), "subscription, lost:", s.Lost.Total())
+	// Output:
+	// 1 subscription, lost: 1
+}
+
+// A Snapshot's fields: the subscriptions, and the losses of all of them.
+func ExampleSnapshot() {
+	var b topic.Broker
+	defer b.Shutdown(context.Background())
+	b.Subscribe(topic.Name[int]("a"))
+	b.Subscribe(topic.Name[int]("b"))
+	for _, st := range topicdebug.Take(&b).Subscriptions {
+		fmt.Println(st.Type, st.Name)
+	}
+	// Output:
+	// int a
+	// int b
+}

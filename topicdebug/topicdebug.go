@@ -1,0 +1,65 @@
+// Package topicdebug makes a topic.Broker's state visible where operators
+// look: expvar's /debug/vars.
+//
+// Importing it imports expvar, which registers its handler on
+// http.DefaultServeMux at /debug/vars, as importing expvar always does.
+package topicdebug
+
+import (
+	"expvar"
+
+	"github.com/seedaa7df82c/topic"
+)
+
+// A Snapshot is what Var shows of a broker: every subscription's stats, as
+// Broker.Subscriptions returns them, and the total lost by cause.
+type Snapshot struct {
+	Subscriptions []topic.SubscriptionStats `json:"subscriptions"`
+	Lost          topic.Lost                `json:"lost"`
+}
+
+// Take takes a snapshot of b. Its cost is that of Broker.Subscriptions (it
+// never delays a publication); after Shutdown it shows the final counts.
+func Take(b *topic.Broker) Snapshot {
+	if b == nil {
+		panic("topicdebug: nil broker")
+	}
+	subs := b.Subscriptions()
+	var lost topic.Lost
+	for _, st := range subs {
+		l := st.Lost
+		lost.Full += l.Full
+		lost.Evicted += l.Evicted
+		lost.Failed += l.Failed
+		lost.Errored += l.Errored
+		lost.Discarded += l.Discarded
+		lost.Closed += l.Closed
+		lost.Skipped += l.Skipped
+	}
+	if subs == nil {
+		subs = []topic.SubscriptionStats{}
+	}
+	return Snapshot{Subscriptions: subs, Lost: lost}
+}
+
+// Var returns b's state as an expvar.Var: each call of its String takes a
+// snapshot (Take) and encodes it as JSON, with readable names (types as
+// printed, policies and causes by name):
+//
+//	{"subscriptions":[{"type":"main.Order","name":"billing","policy":"drop-newest",
+//	  "capacity":64,"queued":3,"lost":{"full":0,...},"handler":{...}}],
+//	 "lost":{"full":0,"evicted":0,...}}
+//
+// It panics if b is nil: a program's mistake, found where it is made rather
+// than when /debug/vars is first read.
+func Var(b *topic.Broker) expvar.Var {
+	if b == nil {
+		panic("topicdebug: Var of a nil broker")
+	}
+	return expvar.Func(func() any { return Take(b) })
+}
+
+// Publish publishes Var(b) under name, for /debug/vars. Like expvar.Publish,
+// it panics if name is already published (say, by a second Publish of the
+// same name), and if b is nil.
+func Publish(name string, b *topic.Broker) { expvar.Publish(name, Var(b)) }
