@@ -54,6 +54,9 @@ type keyedLog[T any] interface {
 	start(s Start, tail uint64) uint64
 	// countFrom returns the number of values kept from offset from on.
 	countFrom(from uint64) int
+	// oldestOffset returns the offset of the oldest value kept, and false
+	// if none is.
+	oldestOffset() (uint64, bool)
 	// newest returns the time of the last value kept, and false if none is.
 	newest() (nanos int64, ok bool)
 	// trim drops the values older than oldest.
@@ -123,6 +126,15 @@ func (c *keyed[T, K]) countFrom(from uint64) int {
 		}
 	}
 	return n
+}
+
+func (c *keyed[T, K]) oldestOffset() (uint64, bool) {
+	for _, it := range c.items[c.first:] {
+		if !it.dead {
+			return it.off, true
+		}
+	}
+	return 0, false
 }
 
 func (c *keyed[T, K]) newest() (int64, bool) {

@@ -12,10 +12,12 @@ import (
 )
 
 // A Snapshot is what Var shows of a broker: every subscription's stats, as
-// Broker.Subscriptions returns them, and the total lost by cause.
+// Broker.Subscriptions returns them, the total lost by cause, and the log
+// of every retained type, as Broker.Logs returns them.
 type Snapshot struct {
 	Subscriptions []topic.SubscriptionStats `json:"subscriptions"`
 	Lost          topic.Lost                `json:"lost"`
+	Logs          []topic.LogStats          `json:"logs"`
 }
 
 // Take takes a snapshot of b. Its cost is that of Broker.Subscriptions (it
@@ -39,7 +41,7 @@ func Take(b *topic.Broker) Snapshot {
 	if subs == nil {
 		subs = []topic.SubscriptionStats{}
 	}
-	return Snapshot{Subscriptions: subs, Lost: lost}
+	return Snapshot{Subscriptions: subs, Lost: lost, Logs: b.Logs()}
 }
 
 // Var returns b's state as an expvar.Var: each call of its String takes a
@@ -48,7 +50,8 @@ func Take(b *topic.Broker) Snapshot {
 //
 //	{"subscriptions":[{"type":"main.Order","name":"billing","policy":"drop-newest",
 //	  "capacity":64,"queued":3,"lost":{"full":0,...},"handler":{...}}],
-//	 "lost":{"full":0,"evicted":0,...}}
+//	 "lost":{"full":0,"evicted":0,...},
+//	 "logs":[{"type":"main.Tick","count":100,"age":"0s",...,"oldest":150,"next":250,"kept":100}]}
 //
 // It panics if b is nil: a program's mistake, found where it is made rather
 // than when /debug/vars is first read.
