@@ -5,12 +5,12 @@ go 1.27
 toolchain go1.27.3
 
 require (
-	github.com/prometheus/client_golang v1.25.0
+	github.com/prometheus/client_golang v1.25.0 // tests only: the Prometheus example
 	github.com/seedaa7df82c/topic v0.1.0
 	go.opentelemetry.io/otel v1.47.0
-	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
+	go.opentelemetry.io/otel/exporters/prometheus v0.69.0 // tests only: the Prometheus example
 	go.opentelemetry.io/otel/metric v1.47.0
-	go.opentelemetry.io/otel/sdk/metric v1.47.0
+	go.opentelemetry.io/otel/sdk/metric v1.47.0 // tests only: the readers
 )
 
 require (
