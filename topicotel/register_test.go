@@ -11,6 +11,7 @@ import (
 	"github.com/seedaa7df82c/topic/topicotel"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 )
 
@@ -147,5 +148,53 @@ func TestANilMeterProviderIsTheGlobalOne(t *testing.T) {
 	diff(t, collect(t, r), subPoints("int", "", 1, 0, 1))
 	if _, err := topicotel.Register(&b, otel.GetMeterProvider()); !errors.Is(err, topicotel.ErrRegistered) {
 		t.Errorf("Register on the global provider after Register on nil: %v; want ErrRegistered", err)
+	}
+}
+
+// A MeterProvider that is not comparable (a struct holding a function)
+// cannot be told from another, so each Register of it registers.
+type funcProvider struct {
+	noop.MeterProvider
+	f func()
+}
+
+func TestANonComparableMeterProviderIsNotChecked(t *testing.T) {
+	var b topic.Broker
+	shutdown(t, &b)
+	mp := funcProvider{f: func() {}}
+	for range 2 {
+		reg, err := topicotel.Register(&b, mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Unregister()
+	}
+}
+
+// A meter whose instruments fail, and the provider of it.
+type (
+	failingProvider struct{ noop.MeterProvider }
+	failingMeter    struct{ noop.Meter }
+)
+
+var errRefused = errors.New("refused")
+
+func (*failingProvider) Meter(string, ...metric.MeterOption) metric.Meter { return failingMeter{} }
+
+func (failingMeter) Int64ObservableGauge(string, ...metric.Int64ObservableGaugeOption) (metric.Int64ObservableGauge, error) {
+	return nil, errRefused
+}
+
+// An instrument the meter fails to make is Register's error, and no
+// registration is made: a second Register fails the same way, not with
+// ErrRegistered.
+func TestAMeterErrorIsRegistersError(t *testing.T) {
+	var b topic.Broker
+	shutdown(t, &b)
+	mp := new(failingProvider)
+	for range 2 {
+		if reg, err := topicotel.Register(&b, mp); !errors.Is(err, errRefused) || reg != nil {
+			t.Errorf("Register = %v, %v; want the meter's error", reg, err)
+		}
 	}
 }
