@@ -364,9 +364,9 @@ func TestSameTypeAndNameMakeOnePoint(t *testing.T) {
 	))
 }
 
-// Attributes adds its attributes to every point; the last Attributes wins,
-// the zero Option does nothing, and the package's own attributes replace
-// one of the same key.
+// Attributes adds its attributes to every point, the last of a key kept;
+// the last Attributes wins, the zero Option does nothing, and the package's
+// own attributes replace one of the same key.
 func TestAttributesAreAddedToEveryPoint(t *testing.T) {
 	var b topic.Broker
 	shutdown(t, &b)
@@ -374,7 +374,7 @@ func TestAttributesAreAddedToEveryPoint(t *testing.T) {
 	register(t, &b, mp,
 		topicotel.Attributes(attribute.String("broker", "replaced")),
 		topicotel.Option{},
-		topicotel.Attributes(attribute.String("broker", "orders"), attribute.String("topic.type", "not the type")),
+		topicotel.Attributes(attribute.String("broker", "first"), attribute.String("topic.type", "not the type"), attribute.String("broker", "orders")),
 	)
 	b.Subscribe(topic.Buffer[int](0))
 	b.Publish(1)
