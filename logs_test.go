@@ -125,3 +125,32 @@ func ExampleBroker_Logs() {
 	// topic_test.Price keyed=true  oldest=1   next=3   kept=2
 	// topic_test.Tick  keyed=false oldest=150 next=250 kept=100
 }
+
+// A LogStats says how far a retained type has come and what its log keeps.
+func ExampleLogStats() {
+	type Tick struct{ N int }
+
+	var b topic.Broker
+	b.Retain[Tick](topic.Retention{Count: 10})
+	for i := range 25 {
+		b.Publish(Tick{N: i})
+	}
+	st := b.Logs()[0]
+	fmt.Printf("%v: offsets %d to %d kept (%d of at most %d); the next is %d\n",
+		st.Type, st.Oldest, st.Next-1, st.Kept, st.Retention.Count, st.Next)
+	// Output:
+	// topic_test.Tick: offsets 15 to 24 kept (10 of at most 10); the next is 25
+}
+
+// Its JSON has readable names, the age bound as a duration.
+func ExampleLogStats_MarshalJSON() {
+	type Tick struct{ N int }
+
+	var b topic.Broker
+	b.Retain[Tick](topic.Retention{Count: 10, Age: time.Minute})
+	b.Publish(Tick{N: 1})
+	js, _ := json.Marshal(b.Logs()[0])
+	fmt.Println(string(js))
+	// Output:
+	// {"type":"topic_test.Tick","count":10,"age":"1m0s","no_time":false,"keyed":false,"oldest":0,"next":1,"kept":1}
+}
