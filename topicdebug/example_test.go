@@ -34,7 +34,7 @@ func ExampleVar() {
 	brokers.Set("orders", topicdebug.Var(&b))
 	fmt.Println(brokers)
 	// Output:
-	// {"orders": {"subscriptions":[],"lost":{"full":0,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"logs":[]}}
+	// {"orders": {"subscriptions":[],"lost":{"full":0,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"logs":[],"shutdown":false}}
 }
 
 // Take is the snapshot itself, for a program's own report.
