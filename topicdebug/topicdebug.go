@@ -1,8 +1,10 @@
 // Package topicdebug makes a topic.Broker's state visible where operators
-// look: expvar's /debug/vars.
+// look: expvar's /debug/vars (Var, Publish), and a live page for a person
+// (Handler). Both show a Snapshot, taken afresh at each read.
 //
 // Importing it imports expvar, which registers its handler on
 // http.DefaultServeMux at /debug/vars, as importing expvar always does.
+// Handler registers nothing: a program mounts it where it wants.
 //
 // Taking a snapshot never delays a publication of a type that is not
 // retained, nor of one retained by Retain: it takes the broker's lock,
@@ -19,10 +21,10 @@ import (
 	"github.com/seedaa7df82c/topic"
 )
 
-// A Snapshot is what Var shows of a broker: every subscription's stats, as
-// Broker.Subscriptions returns them, the total lost by cause, the log of
-// every retained type, as Broker.Logs returns them, and whether Shutdown
-// has been called.
+// A Snapshot is what Var and Handler show of a broker: every
+// subscription's stats, as Broker.Subscriptions returns them, the total
+// lost by cause, the log of every retained type, as Broker.Logs returns
+// them, and whether Shutdown has been called.
 type Snapshot struct {
 	Subscriptions []topic.SubscriptionStats `json:"subscriptions"`
 	Lost          topic.Lost                `json:"lost"`

@@ -119,13 +119,14 @@ func TestPublishServesDebugVars(t *testing.T) {
 	topicdebug.Publish(name, &b)
 }
 
-// A nil broker is a program's mistake: Take, Var and Publish panic at once,
-// with the package's prefix.
+// A nil broker is a program's mistake: Take, Var, Publish and Handler panic
+// at once, with the package's prefix.
 func TestNilBrokerPanics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"Take":    func() { topicdebug.Take(nil) },
 		"Var":     func() { topicdebug.Var(nil) },
 		"Publish": func() { topicdebug.Publish("topicdebug-test-nil", nil) },
+		"Handler": func() { topicdebug.Handler(nil) },
 	} {
 		func() {
 			defer func() {
