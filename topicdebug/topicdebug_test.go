@@ -141,18 +141,3 @@ func TestNilBrokerPanics(t *testing.T) {
 		t.Errorf("Publish of a nil broker published its name")
 	}
 }
-
-// BenchmarkVar reads the Var of a broker holding 10,000 subscriptions: a
-// snapshot and its JSON.
-func BenchmarkVar(b *testing.B) {
-	var br topic.Broker
-	defer br.Shutdown(context.Background())
-	for i := range 10000 {
-		br.Subscribe(topic.Name[order](fmt.Sprint("client-", i)))
-	}
-	v := topicdebug.Var(&br)
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = v.String()
-	}
-}
