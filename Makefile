@@ -29,6 +29,7 @@ COVERMIN ?= 95
 PROF     ?= cpu
 REV      ?=
 PORT     ?= 8080
+SERVE    ?= 127.0.0.1:$(PORT)
 
 count     = $(if $(COUNT),-count=$(COUNT),$(if $(1),-count=$(1)))
 benchtime = $(if $(TIME),-benchtime=$(TIME))
@@ -127,8 +128,8 @@ fuzz: ## fuzz each target of FUZZ against its reference for FUZZTIME; FUZZMIN ca
 smoke: ## every benchmark of every module once, so none rots
 	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x ./...)
 
-demo: ## run the demo program
-	$(GO) run ./cmd/topic-demo
+demo: ## run the demo program, then serve a busy broker's debug page on SERVE (127.0.0.1:PORT; PORT=0 a free port) until interrupted; SERVE= only runs it
+	$(GO) run ./cmd/topic-demo $(if $(SERVE),-serve $(SERVE))
 
 check: ## what CI runs: every step below, logs in dist/check/, a summary at the end
 	@bash scripts/check $(MAKE) $(DIST)
