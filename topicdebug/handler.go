@@ -34,9 +34,8 @@ import (
 //	mux.Handle("/debug/topic/", topicdebug.Handler(&b))
 //
 // The page refers to snapshot.json relative to its own URL, and polls it
-// (every second; "?every=250ms" on the page's URL sets the period, from
-// 100ms to a minute), skipping its turns while the browser hides the tab.
-// Polling, rather than a stream of server-sent events, keeps nothing open
+// every second; "?every=250ms" on the page's URL sets the period, from
+// 100ms to a minute. Polling, rather than a stream of server-sent events, keeps nothing open
 // between two refreshes: an open page costs one snapshot per period and no
 // goroutine, a closed or unreachable one costs nothing, and each refresh
 // is a plain request any proxy passes. After Shutdown the page says so and
@@ -45,9 +44,8 @@ import (
 // Requests are independent: the handler keeps no state, so it may be
 // mounted at several paths or on several muxes at once, and every request
 // takes its own snapshot. A snapshot request whose client has gone (its
-// context is done) is dropped before the snapshot is taken and before it
-// is encoded; a HEAD request gets the headers only, and no snapshot is
-// taken. Methods other than GET and HEAD get 405 Method Not Allowed.
+// context is done) gets nothing, and a HEAD request the headers only.
+// Methods other than GET and HEAD get 405 Method Not Allowed.
 //
 // Type and subscription names are the program's data: the page writes them
 // as text, never as markup, and its Content-Security-Policy allows only
@@ -94,6 +92,8 @@ func (h pageHandler) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Content-Type-Options", "nosniff")
+	// Neither a HEAD nor a gone client needs the snapshot: spare taking
+	// it, and encoding it, which cost milliseconds on a big broker.
 	if r.Method == http.MethodHead || r.Context().Err() != nil {
 		return
 	}

@@ -194,8 +194,7 @@ func TestHandlerUnknownPathsAreNotFound(t *testing.T) {
 	}
 }
 
-// Only GET and HEAD are served; HEAD gets the headers of GET and no body,
-// and takes no snapshot.
+// Only GET and HEAD are served; HEAD gets the headers of GET and no body.
 func TestHandlerServesOnlyGetAndHead(t *testing.T) {
 	var b topic.Broker
 	defer b.Shutdown(context.Background())
@@ -351,8 +350,7 @@ func TestThePageDoesNotWaitForPublishers(t *testing.T) {
 	<-published
 }
 
-// A snapshot request whose client has gone gets nothing: no snapshot is
-// taken for it, and the request ends.
+// A snapshot request whose client has gone gets nothing, and ends.
 func TestHandlerDropsAGoneClient(t *testing.T) {
 	var b topic.Broker
 	defer b.Shutdown(context.Background())

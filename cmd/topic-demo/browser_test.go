@@ -33,7 +33,8 @@ const lateName = `late <b>"subscriber"</b> & <script>alert(1)</script>`
 
 // TestDebugPageInBrowser serves the busy broker's page on a free loopback
 // port, has headless Chromium load it and run its script for five seconds
-// of virtual time (five refreshes), and reads the DOM it leaves: it must
+// of virtual time (ten refreshes, one every 500ms), and reads the DOM it
+// leaves: it must
 // list the demo's subscriptions by name with their numbers, show that it
 // refreshed (a count of updates of two or more, and a subscription made
 // only after the first snapshot was served, its name as text), and the
@@ -77,7 +78,7 @@ func TestDebugPageInBrowser(t *testing.T) {
 	defer srv.Close()
 	page := "http://" + ln.Addr().String() + "/debug/topic/"
 
-	dom := chromium(t, bin, "--virtual-time-budget=5000", "--dump-dom", page)
+	dom := chromium(t, bin, "--virtual-time-budget=5000", "--dump-dom", page+"?every=500ms")
 	doc, err := parseHTML(dom)
 	if err != nil {
 		t.Fatalf("the DOM Chromium dumped does not parse: %v\n%s", err, dom)
@@ -168,8 +169,13 @@ func checkDOM(t *testing.T, doc *node, dom string) {
 	if got := doc.byID("status").text(); got != "live" {
 		fail("the status reads %q, want live", got)
 	}
+	if got := doc.byID("every").text(); got != "500ms" {
+		fail("the page refreshes every %q, want 500ms as ?every asks", got)
+	}
 	if n := number(t, doc.byID("updates").text()); n < 2 {
 		fail("the page counts %d updates, want 2 or more: it did not refresh", n)
+	} else {
+		t.Logf("the page refreshed %d times", n)
 	}
 	subs := doc.byID("subs")
 	if subs == nil {
