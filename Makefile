@@ -29,6 +29,7 @@ COVERMIN ?= 95
 PROF     ?= cpu
 REV      ?=
 PORT     ?= 8080
+SERVE    ?= 127.0.0.1:$(PORT)
 
 count     = $(if $(COUNT),-count=$(COUNT),$(if $(1),-count=$(1)))
 benchtime = $(if $(TIME),-benchtime=$(TIME))
@@ -37,7 +38,7 @@ benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape lint vet staticcheck fmt-check fuzz smoke demo check clean compare race-cached layout tools
+	escape lint vet staticcheck fmt-check fuzz smoke demo browser check clean compare race-cached layout tools
 
 all: check
 
@@ -127,8 +128,13 @@ fuzz: ## fuzz each target of FUZZ against its reference for FUZZTIME; FUZZMIN ca
 smoke: ## every benchmark of every module once, so none rots
 	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x ./...)
 
-demo: ## run the demo program
-	$(GO) run ./cmd/topic-demo
+demo: ## run the demo program, then serve a busy broker's debug page on SERVE (127.0.0.1:PORT; PORT=0 a free port) until interrupted; SERVE= only runs it
+	$(GO) run ./cmd/topic-demo $(if $(SERVE),-serve $(SERVE))
+
+browser: | $(DIST) ## the demo's debug page in headless Chromium (Debian's chromium): its DOM checked, a screenshot in dist/debug-page.png
+	$(GO) vet -tags browser ./cmd/topic-demo
+	$(TOOL) staticcheck -tags browser ./cmd/topic-demo
+	$(GO) test -tags browser -count=1 -run '^TestDebugPageInBrowser$$' -v ./cmd/topic-demo
 
 check: ## what CI runs: every step below, logs in dist/check/, a summary at the end
 	@bash scripts/check $(MAKE) $(DIST)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"expvar"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 
 	"github.com/seedaa7df82c/topic"
 	"github.com/seedaa7df82c/topic/topicdebug"
@@ -34,7 +36,7 @@ func ExampleVar() {
 	brokers.Set("orders", topicdebug.Var(&b))
 	fmt.Println(brokers)
 	// Output:
-	// {"orders": {"subscriptions":[],"lost":{"full":0,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"logs":[]}}
+	// {"orders": {"subscriptions":[],"lost":{"full":0,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"logs":[],"shutdown":false}}
 }
 
 // Take is the snapshot itself, for a program's own report.
@@ -61,4 +63,32 @@ func ExampleSnapshot() {
 	// Output:
 	// int a
 	// int b
+}
+
+// Handler serves the page at a path ending in a slash and the snapshot it
+// polls at snapshot.json beside it, wherever it is mounted. Here a
+// ServeMux mounts it at /debug/topic/, and a recorder stands in for the
+// browser.
+func ExampleHandler() {
+	var b topic.Broker
+	defer b.Shutdown(context.Background())
+	b.Subscribe(topic.Buffer[int](1), topic.Name[int]("ticks"))
+	b.Publish(1)
+	b.Publish(2) // lost: the buffer holds one
+
+	mux := http.NewServeMux()
+	mux.Handle("/debug/topic/", topicdebug.Handler(&b))
+
+	var body fmt.Stringer
+	for _, target := range []string{"/debug/topic/", "/debug/topic/snapshot.json"} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+		fmt.Println(target, rec.Code, rec.Header().Get("Content-Type"))
+		body = rec.Body
+	}
+	fmt.Println(body)
+	// Output:
+	// /debug/topic/ 200 text/html; charset=utf-8
+	// /debug/topic/snapshot.json 200 application/json
+	// {"subscriptions":[{"type":"int","name":"ticks","policy":"drop-newest","capacity":1,"queued":1,"lost":{"full":1,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0}}],"lost":{"full":1,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"logs":[],"shutdown":false}
 }

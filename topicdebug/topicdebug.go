@@ -1,8 +1,18 @@
 // Package topicdebug makes a topic.Broker's state visible where operators
-// look: expvar's /debug/vars.
+// look: expvar's /debug/vars (Var, Publish), and a live page for a person
+// (Handler). Both show a Snapshot, taken afresh at each read.
 //
 // Importing it imports expvar, which registers its handler on
 // http.DefaultServeMux at /debug/vars, as importing expvar always does.
+// Handler registers nothing: a program mounts it where it wants.
+//
+// Taking a snapshot never delays a publication of a type that is not
+// retained, nor of one retained by Retain: it takes the broker's lock,
+// which subscribing and cancelling take and publishing does not, and reads
+// every count atomically. A type retained by RetainLatest is the
+// exception: its log's offsets, and the lag of each follower of it, are
+// read under the log's sequencing point, which a publication of that type
+// takes too, held for a scan of the keys it keeps.
 package topicdebug
 
 import (
@@ -11,17 +21,25 @@ import (
 	"github.com/seedaa7df82c/topic"
 )
 
-// A Snapshot is what Var shows of a broker: every subscription's stats, as
-// Broker.Subscriptions returns them, the total lost by cause, and the log
-// of every retained type, as Broker.Logs returns them.
+// A Snapshot is what Var and Handler show of a broker: every
+// subscription's stats, as Broker.Subscriptions returns them, the total
+// lost by cause, the log of every retained type, as Broker.Logs returns
+// them, and whether Shutdown has been called.
 type Snapshot struct {
 	Subscriptions []topic.SubscriptionStats `json:"subscriptions"`
 	Lost          topic.Lost                `json:"lost"`
 	Logs          []topic.LogStats          `json:"logs"`
+	// Shutdown reports that Broker.Shutdown has been called (Broker.Done
+	// is closed): the drain is under way or over. Once it is over,
+	// Subscriptions holds the subscriptions Shutdown closed and Logs is
+	// empty. The counts may still move: handlers finish their queues, and
+	// a value published to a closed subscription is counted as Closed.
+	Shutdown bool `json:"shutdown"`
 }
 
-// Take takes a snapshot of b. Its cost is that of Broker.Subscriptions (it
-// never delays a publication); after Shutdown it shows the final counts.
+// Take takes a snapshot of b. Its cost is that of Broker.Subscriptions and
+// Broker.Logs (see the package doc for what it never delays); after
+// Shutdown it shows the final counts, and Shutdown is true.
 func Take(b *topic.Broker) Snapshot {
 	if b == nil {
 		panic("topicdebug: nil broker")
@@ -41,7 +59,13 @@ func Take(b *topic.Broker) Snapshot {
 	if subs == nil {
 		subs = []topic.SubscriptionStats{}
 	}
-	return Snapshot{Subscriptions: subs, Lost: lost, Logs: b.Logs()}
+	var shut bool
+	select {
+	case <-b.Done():
+		shut = true
+	default:
+	}
+	return Snapshot{Subscriptions: subs, Lost: lost, Logs: b.Logs(), Shutdown: shut}
 }
 
 // Var returns b's state as an expvar.Var: each call of its String takes a
@@ -51,7 +75,8 @@ func Take(b *topic.Broker) Snapshot {
 //	{"subscriptions":[{"type":"main.Order","name":"billing","policy":"drop-newest",
 //	  "capacity":64,"queued":3,"lost":{"full":0,...},"handler":{...}}],
 //	 "lost":{"full":0,"evicted":0,...},
-//	 "logs":[{"type":"main.Tick","count":100,"age":"0s",...,"oldest":150,"next":250,"kept":100}]}
+//	 "logs":[{"type":"main.Tick","count":100,"age":"0s",...,"oldest":150,"next":250,"kept":100}],
+//	 "shutdown":false}
 //
 // It panics if b is nil: a program's mistake, found where it is made rather
 // than when /debug/vars is first read.

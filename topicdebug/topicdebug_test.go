@@ -29,7 +29,8 @@ type decoded struct {
 		Lost               map[string]uint64
 		Handler            map[string]any
 	}
-	Lost map[string]uint64
+	Lost     map[string]uint64
+	Shutdown bool
 }
 
 func decode(t *testing.T, s string) decoded {
@@ -47,7 +48,7 @@ func TestVarIsAFreshReadableSnapshot(t *testing.T) {
 	var b topic.Broker
 	defer b.Shutdown(context.Background())
 	v := topicdebug.Var(&b)
-	if d := decode(t, v.String()); len(d.Subscriptions) != 0 || d.Lost["full"] != 0 {
+	if d := decode(t, v.String()); len(d.Subscriptions) != 0 || d.Lost["full"] != 0 || d.Shutdown {
 		t.Errorf("an empty broker's Var = %s", v.String())
 	}
 	b.Subscribe(topic.Buffer[order](1), topic.Name[order]("billing"), topic.Overflow[order](topic.DropOldest))
@@ -72,7 +73,8 @@ func TestVarIsAFreshReadableSnapshot(t *testing.T) {
 	}
 }
 
-// After Shutdown the Var shows the final counts, Closed included.
+// After Shutdown the Var shows the final counts, Closed included, and says
+// it is shut down.
 func TestVarAfterShutdown(t *testing.T) {
 	var b topic.Broker
 	b.Subscribe[order]()
@@ -81,7 +83,7 @@ func TestVarAfterShutdown(t *testing.T) {
 	}
 	b.Publish(order{1})
 	d := decode(t, topicdebug.Var(&b).String())
-	if len(d.Subscriptions) != 1 || d.Subscriptions[0].Lost["closed"] != 1 || d.Lost["closed"] != 1 {
+	if len(d.Subscriptions) != 1 || d.Subscriptions[0].Lost["closed"] != 1 || d.Lost["closed"] != 1 || !d.Shutdown {
 		t.Errorf("after Shutdown the Var reads %+v", d)
 	}
 }
@@ -117,13 +119,14 @@ func TestPublishServesDebugVars(t *testing.T) {
 	topicdebug.Publish(name, &b)
 }
 
-// A nil broker is a program's mistake: Take, Var and Publish panic at once,
-// with the package's prefix.
+// A nil broker is a program's mistake: Take, Var, Publish and Handler panic
+// at once, with the package's prefix.
 func TestNilBrokerPanics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"Take":    func() { topicdebug.Take(nil) },
 		"Var":     func() { topicdebug.Var(nil) },
 		"Publish": func() { topicdebug.Publish("topicdebug-test-nil", nil) },
+		"Handler": func() { topicdebug.Handler(nil) },
 	} {
 		func() {
 			defer func() {
@@ -136,20 +139,5 @@ func TestNilBrokerPanics(t *testing.T) {
 	}
 	if expvar.Get("topicdebug-test-nil") != nil {
 		t.Errorf("Publish of a nil broker published its name")
-	}
-}
-
-// BenchmarkVar reads the Var of a broker holding 10,000 subscriptions: a
-// snapshot and its JSON.
-func BenchmarkVar(b *testing.B) {
-	var br topic.Broker
-	defer br.Shutdown(context.Background())
-	for i := range 10000 {
-		br.Subscribe(topic.Name[order](fmt.Sprint("client-", i)))
-	}
-	v := topicdebug.Var(&br)
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = v.String()
 	}
 }

@@ -6,14 +6,24 @@
 //
 // It publishes a fixed number of events, so it ends in well under a second,
 // and prints what each subscription received and what the broker counted.
+//
+// With -serve host:port it then keeps a broker busy (publishers at a
+// modest rate, a slow subscriber losing values, a handler retrying and
+// dead-lettering, a follower of a retained type) and serves its
+// topicdebug page at /debug/topic/ on that address, printing the URL,
+// until interrupted; port 0 picks a free port. make demo serves on
+// 127.0.0.1:$(PORT).
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -74,6 +84,23 @@ type counter struct {
 }
 
 func main() {
+	addr := flag.String("serve", "", "after the run, serve a busy broker's debug page on `host:port` until interrupted (port 0: a free one)")
+	flag.Parse()
+	run()
+	if *addr == "" {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, *addr, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "topic-demo:", err)
+		os.Exit(1)
+	}
+}
+
+// run shows the scenes, each on a broker of its own, and how long they
+// took.
+func run() {
 	start := time.Now()
 	var b topic.Broker
 

@@ -1,0 +1,13 @@
+package topicdebug_test
+
+import (
+	"testing"
+
+	"github.com/seedaa7df82c/topic/internal/examplecheck"
+)
+
+// Every exported function, type and method of an exported type has an
+// example that go doc shows beside it; none is exempt.
+func TestEveryExportedNameHasAnExample(t *testing.T) {
+	examplecheck.Check(t, ".", nil)
+}
