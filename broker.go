@@ -42,6 +42,9 @@ type Broker struct {
 	// final lists the subscriptions Shutdown closed, stopped handlers
 	// included, for Subscriptions. Set once, by Shutdown; guarded by mu.
 	final []subscriber
+	// watches are the Watch calls not ended, which learn of each
+	// subscription that ends (see watch.ended). Guarded by mu.
+	watches []*watch
 
 	// running counts the goroutines of the broker: handlers' workers and
 	// Shutdown's drain (a seam for the tests).
@@ -442,6 +445,9 @@ func (s *sub[T]) cancelLocked() {
 		return
 	}
 	s.dead.Store(true)
+	for _, w := range b.watches {
+		w.ended = append(w.ended, s) // for its last counts
+	}
 	if s.opt != nil && s.opt.stop != nil {
 		s.opt.stop() // release the context's reference to s
 	}

@@ -125,6 +125,13 @@
 //   - a follower, only when retention trims what it has not read (Skipped),
 //     and a handler follower also as a handler's function fails.
 //
+// Every loss is counted, by subscription and cause, in
+// Broker.Subscriptions. Broker.Watch reports them in one place, each
+// interval, with the retries and dead letters of handlers, as an Incident
+// per subscription that log/slog writes as one line; it costs nothing on
+// the delivered path nor on the loss path. Broker.Logs describes the log of
+// each retained type.
+//
 // # Lifecycle
 //
 // The function returned by Broker.Subscribe unregisters the subscription and

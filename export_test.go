@@ -14,3 +14,13 @@ func (g *guard) EnterExit() { g.exit(g.enter()) }
 // workers and Shutdown's drain. A worker is counted until just before its
 // stop function or Shutdown may return.
 func (b *Broker) Goroutines() int64 { return b.running.Load() }
+
+// WatchScan makes a Watch that never ticks and returns its scan, one
+// interval's work, for BenchmarkWatch; stop ends it.
+func (b *Broker) WatchScan(f func(Incident)) (scan func(), stop func()) {
+	stop = b.Watch(1<<62, f)
+	b.mu.Lock()
+	w := b.watches[len(b.watches)-1]
+	b.mu.Unlock()
+	return func() { w.scan(false, false) }, stop
+}

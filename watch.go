@@ -1,0 +1,268 @@
+package topic
+
+import (
+	"cmp"
+	"log/slog"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+)
+
+// An Incident is what one subscription lost, and what one handler retried
+// and dead-lettered, in one interval of a Watch: counts, never values.
+type Incident struct {
+	Type         reflect.Type // the subscription's type, T of Subscribe[T]
+	Name         string       // as given by the Name option, or empty
+	Lost         Lost         // the values it lost in the interval, by cause (Skipped included)
+	Retried      uint64       // the retries its handler made in the interval
+	DeadLettered uint64       // the values its handler dead-lettered in the interval
+	// Ended says the subscription ended (was cancelled, stopped or closed
+	// by Shutdown) and this is its last incident.
+	Ended bool
+}
+
+// LogValue makes an Incident a group of its type, its name and the counts
+// that are not zero, so that log/slog writes it as one readable line:
+//
+//	level=WARN msg="topic: values lost" incident.type=main.Order incident.name=billing incident.full=1523
+func (i Incident) LogValue() slog.Value {
+	typ := ""
+	if i.Type != nil {
+		typ = i.Type.String()
+	}
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs, slog.String("type", typ))
+	if i.Name != "" {
+		attrs = append(attrs, slog.String("name", i.Name))
+	}
+	for c := Full; int(c) <= len(causeNames); c++ {
+		if n := i.Lost.Of(c); n > 0 {
+			attrs = append(attrs, slog.Uint64(c.String(), n))
+		}
+	}
+	if i.Retried > 0 {
+		attrs = append(attrs, slog.Uint64("retried", i.Retried))
+	}
+	if i.DeadLettered > 0 {
+		attrs = append(attrs, slog.Uint64("dead_lettered", i.DeadLettered))
+	}
+	if i.Ended {
+		attrs = append(attrs, slog.Bool("ended", true))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// Watch calls f, every interval every, with an Incident for each
+// subscription of the broker that lost a value or whose handler retried or
+// dead-lettered one since the interval before: every loss of every cause,
+// of subscriptions that ended in the interval too, in one place. The counts
+// from before Watch are not reported. f is called on a goroutine of its
+// own, one Incident at a time, ordered by type (as printed), then name; it
+// may call the broker. Logging every incident is one line:
+//
+//	stop := b.Watch(time.Second, func(i topic.Incident) { slog.Warn("topic: values lost", "incident", i) })
+//
+// It is rate-limited by construction: a subscription losing a million
+// values a second gives one Incident an interval, with the count.
+//
+// Cost: nothing on the delivered path nor on the loss path; it reads the
+// counts the broker keeps anyway. A cancel notes the subscription for each
+// Watch, so that its last counts are reported. Each interval costs one
+// snapshot of the subscriptions: 3.6 ms with 10,000 of them, 100 of which
+// lost a value (BenchmarkWatch), so an interval of a second takes under 1%
+// of a core.
+//
+// Watching ends when stop is called, which reports what was not reported
+// yet, then returns; f is not called after that. Called from f, stop returns
+// at once and f is not called again. Watching also ends after Shutdown, once
+// its drain is over, with the final counts, each subscription's as Ended
+// (values published after that, counted as Closed, are not reported); stop
+// then only returns. stop may be called more than once. Watch panics if
+// every is not positive or f is nil. A panic in f is not recovered: it ends
+// the program, as on any goroutine.
+func (b *Broker) Watch(every time.Duration, f func(Incident)) (stop func()) {
+	if every <= 0 {
+		panic("topic: Watch interval must be positive")
+	}
+	if f == nil {
+		panic("topic: Watch function is nil")
+	}
+	w := &watch{b: b, f: f, seen: map[subscriber]watched{}, quit: make(chan struct{}), done: make(chan struct{})}
+	b.mu.Lock()
+	b.watches = append(b.watches, w)
+	b.mu.Unlock()
+	w.scan(true, false) // the counts from before Watch
+	go w.run(every)
+	var once sync.Once
+	return func() {
+		if w.calling() {
+			w.halt() // from f: return at once, f is not called again
+			once.Do(func() { close(w.quit) })
+			return
+		}
+		once.Do(func() { close(w.quit) })
+		<-w.done
+	}
+}
+
+// A watch is a Watch's state, held by its goroutine.
+type watch struct {
+	b    *Broker
+	f    func(Incident)
+	seen map[subscriber]watched // the counts each subscription had at the last scan
+	quit chan struct{}          // closed by stop
+	done chan struct{}          // closed when the goroutine ends
+	// ended lists the subscriptions that ended since the last scan.
+	// Guarded by the broker's mu.
+	ended []subscriber
+
+	mu     sync.Mutex
+	in     bool   // f is being called; guarded by mu
+	id     uint64 // the goroutine calling f; guarded by mu
+	halted bool   // stop was called from f: f is not called again; guarded by mu
+}
+
+// watched are the counts of one subscription at one scan.
+type watched struct {
+	lost                  Lost
+	retried, deadLettered uint64
+}
+
+// run scans every interval until stop, or the end of Shutdown's drain, then
+// scans once more, for the counts not reported yet.
+func (w *watch) run(every time.Duration) {
+	defer close(w.done)
+	defer func() {
+		w.b.mu.Lock()
+		w.b.watches = slices.DeleteFunc(w.b.watches, func(x *watch) bool { return x == w })
+		w.b.mu.Unlock()
+	}()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			w.scan(false, false)
+			continue
+		case <-w.b.Done():
+			w.b.mu.Lock()
+			d := w.b.drain
+			w.b.mu.Unlock()
+			select {
+			case <-d.done:
+			case <-w.quit:
+			}
+		case <-w.quit:
+		}
+		w.b.mu.Lock()
+		sealed := w.b.final != nil
+		w.b.mu.Unlock()
+		w.scan(false, sealed)
+		return
+	}
+}
+
+// halt stops f from being called again.
+func (w *watch) halt() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.halted = true
+}
+
+// calling reports whether stop is called from f, on the watch's goroutine.
+func (w *watch) calling() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.in && w.id == goid()
+}
+
+// scan reads every subscription's counts and calls f with what changed
+// since the last scan, unless first, when it only takes them; final is the
+// scan of the counts Shutdown left, after which every subscription has
+// ended.
+func (w *watch) scan(first, final bool) {
+	b := w.b
+	b.mu.Lock()
+	live := b.final
+	if live == nil {
+		live = b.liveLocked()
+	}
+	ended := w.ended
+	w.ended = nil
+	b.mu.Unlock()
+	type item struct {
+		typ string
+		i   Incident
+	}
+	var items []item
+	now := make(map[subscriber]bool, len(live))
+	visit := func(s subscriber, ended bool) {
+		st := s.stats()
+		cur := watched{lost: st.Lost}
+		if st.Handler != nil {
+			cur.retried, cur.deadLettered = st.Handler.Retried, st.Handler.DeadLettered
+		}
+		prev, had := w.seen[s]
+		if ended {
+			delete(w.seen, s)
+		} else {
+			w.seen[s] = cur
+		}
+		if first {
+			return
+		}
+		if !had {
+			prev = watched{}
+		}
+		i := Incident{Type: st.Type, Name: st.Name, Lost: cur.lost.minus(prev.lost),
+			Retried: cur.retried - prev.retried, DeadLettered: cur.deadLettered - prev.deadLettered, Ended: ended}
+		if i.Lost.Total() > 0 || i.Retried > 0 || i.DeadLettered > 0 {
+			items = append(items, item{st.Type.String(), i})
+		}
+	}
+	for _, s := range live {
+		now[s] = true
+		visit(s, final)
+	}
+	for _, s := range ended {
+		if !now[s] {
+			now[s] = true
+			visit(s, true) // ended since the last scan: its last counts
+		}
+	}
+	for s := range w.seen {
+		if !now[s] {
+			visit(s, true) // not live, not told it ended: closed by Shutdown
+		}
+	}
+	slices.SortStableFunc(items, func(x, y item) int {
+		return cmp.Or(cmp.Compare(x.typ, y.typ), cmp.Compare(x.i.Name, y.i.Name))
+	})
+	w.mu.Lock()
+	w.in, w.id = true, goid()
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.in = false
+		w.mu.Unlock()
+	}()
+	for _, it := range items {
+		w.mu.Lock()
+		halted := w.halted
+		w.mu.Unlock()
+		if halted {
+			return
+		}
+		w.f(it.i)
+	}
+}
+
+// minus returns the counts of l less those of m, cause by cause.
+func (l Lost) minus(m Lost) Lost {
+	return Lost{
+		Full: l.Full - m.Full, Evicted: l.Evicted - m.Evicted, Failed: l.Failed - m.Failed,
+		Errored: l.Errored - m.Errored, Discarded: l.Discarded - m.Discarded,
+		Closed: l.Closed - m.Closed, Skipped: l.Skipped - m.Skipped,
+	}
+}
