@@ -230,12 +230,18 @@ func (s *sub[T]) offer(g *guard, v T, later *lossBuffer[T]) {
 // offerTo is offer into ch, the subscription's channel or its re-drive queue.
 func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 	for attempt := 0; ; attempt++ {
+		// Losses are counted inside the guard, so that once a cancel
+		// returns the subscription's counts are final (see Broker.Watch);
+		// reported to OnLoss outside it.
 		c := g.enter()
 		if s.dead.Load() {
+			sealed := s.sealed.Load()
+			if sealed {
+				s.lost.add(Closed) // Shutdown closed it after the route was loaded
+			}
 			g.exit(c)
-			if s.sealed.Load() {
-				// Shutdown closed it after the route was loaded.
-				s.lose(Loss[T]{Cause: Closed, Value: v}, later)
+			if sealed {
+				s.report(Loss[T]{Cause: Closed, Value: v}, later)
 			}
 			return
 		}
@@ -246,8 +252,9 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 		default:
 		}
 		if s.policy != DropOldest || cap(ch) == 0 || attempt == maxEvictions {
+			s.lost.add(Full)
 			g.exit(c)
-			s.lose(Loss[T]{Cause: Full, Value: v}, later)
+			s.report(Loss[T]{Cause: Full, Value: v}, later)
 			return
 		}
 		// Make room: take the oldest value from the head of the buffer.
@@ -258,11 +265,12 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 		select {
 		case old = <-ch:
 			evicted = true
+			s.lost.add(Evicted)
 		default:
 		}
 		g.exit(c)
 		if evicted {
-			s.lose(Loss[T]{Cause: Evicted, Value: old}, later)
+			s.report(Loss[T]{Cause: Evicted, Value: old}, later)
 		}
 	}
 }
@@ -271,6 +279,12 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 // on the calling goroutine, outside the guard; or to later, if not nil.
 func (s *sub[T]) lose(l Loss[T], later *lossBuffer[T]) {
 	s.lost.add(l.Cause)
+	s.report(l, later)
+}
+
+// report hands l, counted, to the subscription's OnLoss function, as lose
+// does.
+func (s *sub[T]) report(l Loss[T], later *lossBuffer[T]) {
 	if s.opt == nil || s.opt.onLoss == nil {
 		return
 	}

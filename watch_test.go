@@ -194,14 +194,19 @@ func TestWatchBadInput(t *testing.T) {
 }
 
 // Concurrent publishers, subscriptions coming and going and a watch: every
-// value lost is reported once, in some interval.
+// value lost is reported once, in some interval, by the subscription that
+// lost it, also when a publisher counts it as the subscription is being
+// cancelled.
 func TestWatchCountsEveryLossUnderChurn(t *testing.T) {
 	var b topic.Broker
 	var mu sync.Mutex
 	var reported uint64
+	byName := map[string]uint64{}
+	var exactBy sync.Map
 	stop := b.Watch(time.Millisecond, func(i topic.Incident) {
 		mu.Lock()
 		reported += i.Lost.Full
+		byName[i.Name] += i.Lost.Total()
 		mu.Unlock()
 	})
 	var wg sync.WaitGroup
@@ -209,8 +214,17 @@ func TestWatchCountsEveryLossUnderChurn(t *testing.T) {
 	for g := range 4 {
 		wg.Go(func() {
 			for i := range 200 {
-				_, cancel := b.Subscribe(topic.Name[wSlow](fmt.Sprint(g, "-", i)), topic.Buffer[wSlow](0),
-					topic.OnLoss(func(topic.Loss[wSlow]) { exact.Add(1) }))
+				name := fmt.Sprint(g, "-", i)
+				var mine atomic.Uint64
+				exactBy.Store(name, &mine)
+				_, cancel := b.Subscribe(topic.Name[wSlow](name), topic.Buffer[wSlow](0),
+					topic.OnLoss(func(l topic.Loss[wSlow]) {
+						exact.Add(1)
+						mine.Add(1)
+						if l.Cause != topic.Full {
+							t.Errorf("%s lost a value to %v, want full", name, l.Cause)
+						}
+					}))
 				for range 10 {
 					b.Publish(wSlow{i})
 				}
@@ -223,6 +237,12 @@ func TestWatchCountsEveryLossUnderChurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
+	exactBy.Range(func(k, v any) bool {
+		if n := v.(*atomic.Uint64).Load(); n != byName[k.(string)] {
+			t.Errorf("%s: OnLoss %d, reported %d", k, n, byName[k.(string)])
+		}
+		return true
+	})
 	if reported != exact.Load() || reported < 800*10 {
 		t.Fatalf("reported %d values lost, OnLoss told of %d (at least %d)", reported, exact.Load(), 800*10)
 	}
