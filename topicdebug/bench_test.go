@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seedaa7df82c/topic"
 	"github.com/seedaa7df82c/topic/topicdebug"
@@ -64,28 +65,44 @@ func BenchmarkPageRefresh(b *testing.B) {
 
 // BenchmarkPublishPage publishes to a saturated subscription (routing and
 // a counted drop) of a broker that holds 10,000 other subscriptions,
-// without the page (page=closed), and while a goroutine refreshes the
-// page in a loop, as fast as it can (page=polled): the worst a page open
-// on the broker can do to a publisher, where a real one refreshes once a
-// second.
+// without the page (page=closed), while a goroutine refreshes the page ten
+// times a second (page=open, ten times the page's own pace), and in a loop,
+// as fast as it can (page=polled): the worst a page open on the broker can
+// do to a publisher.
 func BenchmarkPublishPage(b *testing.B) {
-	for _, polled := range []bool{false, true} {
-		name := "page=closed"
-		if polled {
-			name = "page=polled"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, mode := range []struct {
+		name  string
+		every time.Duration // between refreshes; 0 for none, -1 for flat out
+	}{
+		{"page=closed", 0},
+		{"page=open", 100 * time.Millisecond}, // ten times the page's own pace
+		{"page=polled", -1},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
 			br := big(b, 10000)
 			br.Subscribe(topic.Buffer[int](1)) // never received from
 			br.Publish(0)
 			var refreshes int
-			if polled {
+			if mode.every != 0 {
 				h := topicdebug.Handler(br)
 				req := httptest.NewRequest("GET", "/debug/topic/snapshot.json", nil)
 				stop := make(chan struct{})
 				var wg sync.WaitGroup
 				wg.Go(func() {
+					var tick <-chan time.Time
+					if mode.every > 0 {
+						t := time.NewTicker(mode.every)
+						defer t.Stop()
+						tick = t.C
+					}
 					for {
+						if tick != nil {
+							select {
+							case <-stop:
+								return
+							case <-tick:
+							}
+						}
 						select {
 						case <-stop:
 							return
