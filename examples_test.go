@@ -22,8 +22,4 @@ func TestEveryExportedNameHasAnExample(t *testing.T) {
 	examplecheck.Check(t, ".", exampleExempt)
 }
 
-// The same holds in package topicdebug, which has no exemptions (topictest
-// and natsbridge check themselves).
-func TestEveryExportedNameOfTopicdebugHasAnExample(t *testing.T) {
-	examplecheck.Check(t, "topicdebug", nil)
-}
+// topicdebug, topictest, topicotel and natsbridge check themselves.

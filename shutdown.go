@@ -54,7 +54,7 @@ import (
 // context: nil if it ended with the handlers quiescent, else the error of
 // the context that cut it short.
 func (b *Broker) Shutdown(ctx context.Context) error {
-	d, self := b.beginDrain()
+	d, self := b.beginDrain(ctx.Err())
 	if self != nil {
 		return d.waitInside(ctx, self)
 	}
@@ -264,7 +264,12 @@ func (p *parking) release(ps map[handlerRef]parked) {
 // beginDrain marks the broker closed and starts its drain if it is the
 // first call; it returns the drain and the handler whose function calls, if
 // any.
-func (b *Broker) beginDrain() (*drain, handlerRef) {
+//
+// ended is the error of the caller's context if it has ended already: a
+// drain it begins is cut short before it starts, so that a context ended
+// before Shutdown was called ends before the drain, whose probes the
+// handlers may answer at once.
+func (b *Broker) beginDrain(ended error) (*drain, handlerRef) {
 	id := goid()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -278,6 +283,9 @@ func (b *Broker) beginDrain() (*drain, handlerRef) {
 			d.handlers = append(d.handlers, h)
 		}
 		b.drain = d
+		if ended != nil {
+			d.cutShort(ended)
+		}
 		b.running.Add(1)
 		go d.run()
 	}
@@ -367,6 +375,11 @@ func quiet(hs []handlerRef, parked map[handlerRef]parked, changed, cut <-chan st
 			idle = idle && cur[i].queued == 0
 		}
 		if idle && prev != nil && slicesEqual(prev, cur) {
+			select {
+			case <-cut:
+				return false, true // ended too: it ended first, as far as anyone can tell
+			default:
+			}
 			return true, false
 		}
 		prev = cur

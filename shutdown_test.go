@@ -595,3 +595,24 @@ func closed(c <-chan struct{}) bool {
 		return false
 	}
 }
+
+// A context that has ended before Shutdown is called ends first: Shutdown
+// returns its error, every time, though the handler is idle and ready to
+// answer the drain's probes (both were ready at once, and the drain took
+// either before).
+func TestShutdownWithAnEndedContextReturnsItsError(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 50 {
+		var b topic.Broker
+		stop := b.Handle(func(context.Context, sOrder) error { return nil })
+		defer stop()
+		b.Publish(sOrder{})
+		if err := b.Settle(context.Background()); err != nil { // its worker waits for work, or a probe
+			t.Fatal(err)
+		}
+		if err := b.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("run %d: Shutdown with an ended context returned %v, want context.Canceled", i, err)
+		}
+	}
+}
