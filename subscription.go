@@ -13,6 +13,11 @@ type subscriber interface {
 	stats() SubscriptionStats
 	cancelLocked()
 	isDead() bool // cancelled, or closed by Shutdown
+	// settled reports whether its counts are final: it is dead, and its
+	// handler's worker or its follower's pump, if any, has ended. wasSealed
+	// reports whether Shutdown closed it (rather than its cancel).
+	settled() bool
+	wasSealed() bool
 	// sealLocked marks the subscription closed by Shutdown, and closeLocked
 	// closes its channels once no publisher can send to them.
 	sealLocked()
@@ -91,6 +96,21 @@ func (s *sub[T]) sources() []source {
 
 func (s *sub[T]) isWild() bool { return s.wild }
 func (s *sub[T]) isDead() bool { return s.dead.Load() }
+
+func (s *sub[T]) settled() bool {
+	if !s.dead.Load() {
+		return false
+	}
+	if s.opt == nil {
+		return true
+	}
+	if h := s.opt.handler; h != nil && !closed(h.ended()) {
+		return false // its worker still counts: retries, dead letters, discards
+	}
+	return s.opt.pumped == nil || closed(s.opt.pumped)
+}
+
+func (s *sub[T]) wasSealed() bool { return s.sealed.Load() }
 
 func (s *sub[T]) sealLocked() {
 	if s.dead.Load() {

@@ -18,7 +18,9 @@ type Incident struct {
 	Retried      uint64       // the retries its handler made in the interval
 	DeadLettered uint64       // the values its handler dead-lettered in the interval
 	// Ended says the subscription ended (was cancelled, stopped or closed
-	// by Shutdown) and this is its last incident.
+	// by Shutdown), its counts are final, and this is its last incident:
+	// one a subscription that had an incident before gets, with the counts
+	// since (none, maybe).
 	Ended bool
 }
 
@@ -75,12 +77,19 @@ func (i Incident) LogValue() slog.Value {
 // lost a value (BenchmarkWatch), so an interval of a second takes under 1%
 // of a core.
 //
+// A subscription's counts are final once it has ended and its handler's
+// worker or its channel follower's pump, if any, has ended too: a handler
+// stopped while it retries goes on counting. Until then, each interval
+// reports what it counted, and the incident that finds them final has
+// Ended set.
+//
 // Watching ends when stop is called, which reports what was not reported
-// yet, then returns; f is not called after that. Called from f, stop returns
-// at once and f is not called again. Watching also ends after Shutdown, once
-// its drain is over, with the final counts, each subscription's as Ended
-// (values published after that, counted as Closed, are not reported); stop
-// then only returns. stop may be called more than once. Watch panics if
+// yet, then returns, without waiting for workers still counting; f is not
+// called after that. Called from f, stop returns at once and f is not
+// called again. Watching also ends by itself after Shutdown, once its drain
+// is over and every count is final (looked at every 10 ms meanwhile), with
+// the final counts (values published after that, counted as Closed, are
+// not reported); stop then only returns. stop may be called more than once. Watch panics if
 // every is not positive or f is nil. A panic in f is not recovered: it ends
 // the program, as on any goroutine.
 func (b *Broker) Watch(every time.Duration, f func(Incident)) (stop func()) {
@@ -90,7 +99,7 @@ func (b *Broker) Watch(every time.Duration, f func(Incident)) (stop func()) {
 	if f == nil {
 		panic("topic: Watch function is nil")
 	}
-	w := &watch{b: b, f: f, seen: map[subscriber]watched{}, quit: make(chan struct{}), done: make(chan struct{})}
+	w := &watch{b: b, f: f, seen: map[subscriber]watched{}, over: map[subscriber]bool{}, quit: make(chan struct{}), done: make(chan struct{})}
 	b.mu.Lock()
 	b.watches = append(b.watches, w)
 	b.mu.Unlock()
@@ -113,6 +122,7 @@ type watch struct {
 	b    *Broker
 	f    func(Incident)
 	seen map[subscriber]watched // the counts each subscription had at the last scan
+	over map[subscriber]bool    // given their last incident by a final scan
 	quit chan struct{}          // closed by stop
 	done chan struct{}          // closed when the goroutine ends
 	// ended lists the subscriptions that ended since the last scan.
@@ -125,10 +135,12 @@ type watch struct {
 	halted bool   // stop was called from f: f is not called again; guarded by mu
 }
 
-// watched are the counts of one subscription at one scan.
+// watched are the counts of one subscription at one scan, and whether it
+// has had an incident.
 type watched struct {
 	lost                  Lost
 	retried, deadLettered uint64
+	reported              bool
 }
 
 // run scans every interval until stop, or the end of Shutdown's drain, then
@@ -160,10 +172,26 @@ func (w *watch) run(every time.Duration) {
 		w.b.mu.Lock()
 		sealed := w.b.final != nil
 		w.b.mu.Unlock()
-		w.scan(false, sealed)
+		// The last scans: until the counts of every subscription ended are
+		// final (handlers' workers and followers' pumps may still count
+		// after a cancel or the seal), or until stop, then one more.
+		again := time.NewTicker(min(every, watchSettle))
+		defer again.Stop()
+		for w.scan(false, sealed) > 0 {
+			select {
+			case <-again.C:
+			case <-w.quit:
+				w.scan(false, sealed)
+				return
+			}
+		}
 		return
 	}
 }
+
+// watchSettle is how often a watch that is ending looks again at the
+// subscriptions whose counts are not final yet.
+const watchSettle = 10 * time.Millisecond
 
 // halt stops f from being called again.
 func (w *watch) halt() {
@@ -182,8 +210,9 @@ func (w *watch) calling() bool {
 // scan reads every subscription's counts and calls f with what changed
 // since the last scan, unless first, when it only takes them; final is the
 // scan of the counts Shutdown left, after which every subscription has
-// ended.
-func (w *watch) scan(first, final bool) {
+// ended. It returns how many subscriptions ended whose counts are not
+// final yet: those are scanned again.
+func (w *watch) scan(first, final bool) int {
 	b := w.b
 	b.mu.Lock()
 	live := b.final
@@ -198,8 +227,13 @@ func (w *watch) scan(first, final bool) {
 		i   Incident
 	}
 	var items []item
+	var carry []subscriber // ended, not settled: scanned again
 	now := make(map[subscriber]bool, len(live))
 	visit := func(s subscriber, ended bool) {
+		if ended && !s.settled() {
+			ended = false // its counts may still grow: report them, and look again
+			carry = append(carry, s)
+		}
 		st := s.stats()
 		cur := watched{lost: st.Lost}
 		if st.Handler != nil {
@@ -208,6 +242,9 @@ func (w *watch) scan(first, final bool) {
 		prev, had := w.seen[s]
 		if ended {
 			delete(w.seen, s)
+			if final {
+				w.over[s] = true
+			}
 		} else {
 			w.seen[s] = cur
 		}
@@ -219,11 +256,24 @@ func (w *watch) scan(first, final bool) {
 		}
 		i := Incident{Type: st.Type, Name: st.Name, Lost: cur.lost.minus(prev.lost),
 			Retried: cur.retried - prev.retried, DeadLettered: cur.deadLettered - prev.deadLettered, Ended: ended}
-		if i.Lost.Total() > 0 || i.Retried > 0 || i.DeadLettered > 0 {
+		if i.Lost.Total() > 0 || i.Retried > 0 || i.DeadLettered > 0 || ended && prev.reported {
 			items = append(items, item{st.Type.String(), i})
+			if !ended {
+				cur.reported = true
+				w.seen[s] = cur
+			}
+		} else if !ended {
+			cur.reported = prev.reported
+			w.seen[s] = cur
 		}
 	}
 	for _, s := range live {
+		if w.over[s] {
+			continue // given its last incident in an earlier final scan
+		}
+		if _, had := w.seen[s]; final && !had && !s.wasSealed() {
+			continue // stopped before Shutdown: reported as ended, or in ended
+		}
 		now[s] = true
 		visit(s, final)
 	}
@@ -237,6 +287,11 @@ func (w *watch) scan(first, final bool) {
 		if !now[s] {
 			visit(s, true) // not live, not told it ended: closed by Shutdown
 		}
+	}
+	if len(carry) > 0 {
+		b.mu.Lock()
+		w.ended = append(w.ended, carry...)
+		b.mu.Unlock()
 	}
 	slices.SortStableFunc(items, func(x, y item) int {
 		return cmp.Or(cmp.Compare(x.typ, y.typ), cmp.Compare(x.i.Name, y.i.Name))
@@ -254,10 +309,11 @@ func (w *watch) scan(first, final bool) {
 		halted := w.halted
 		w.mu.Unlock()
 		if halted {
-			return
+			break
 		}
 		w.f(it.i)
 	}
+	return len(carry)
 }
 
 // minus returns the counts of l less those of m, cause by cause.
