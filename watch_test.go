@@ -182,14 +182,9 @@ func TestWatchBadInput(t *testing.T) {
 		"a negative interval": func() { b.Watch(-time.Second, func(topic.Incident) {}) },
 		"a nil function":      func() { b.Watch(time.Second, nil) },
 	} {
-		func() {
-			defer func() {
-				if r, _ := recover().(string); !strings.HasPrefix(r, "topic: ") {
-					t.Errorf("Watch with %s: recovered %q, want a topic: panic", name, r)
-				}
-			}()
-			f()
-		}()
+		if msg, panicked := panicMessage(f); !panicked || !strings.HasPrefix(msg, "topic: ") {
+			t.Errorf("Watch with %s: panicked %t with %q, want a topic: panic", name, panicked, msg)
+		}
 	}
 }
 
