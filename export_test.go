@@ -24,3 +24,24 @@ func (b *Broker) WatchScan(f func(Incident)) (scan func(), stop func()) {
 	b.mu.Unlock()
 	return func() { w.scan(false, false) }, stop
 }
+
+// Outlets returns how many outlets the route of T lists, tombstones
+// included, and how many of them are live (see outlet).
+func Outlets[T any](b *Broker) (listed, live int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.entryLocked(keyOf[T]())
+	if e == nil {
+		return 0, 0
+	}
+	r := editorOf[T]{}.load(e)
+	if r == nil {
+		return 0, 0
+	}
+	for i := range r.direct {
+		if r.direct[i].channel() != nil {
+			live++
+		}
+	}
+	return len(r.direct), live
+}

@@ -115,6 +115,9 @@ type entry struct {
 	typ   reflect.Type
 	iface bool // a header: the static type is an interface; holds no route
 	edit  editor
+	// buried counts the tombstones in the outlets of the current route (see
+	// outlet). Guarded by Broker.mu.
+	buried int
 
 	// log is the log of a retained type, for the entry of the type and
 	// that of its Record; nil otherwise. Set once, by Retain.
@@ -194,12 +197,36 @@ type sequencer[T any] interface {
 }
 
 // An outlet is the channel of a subscription reached by a plain send.
+//
+// Cancelling a subscription removes its outlet in place, in O(1) of the
+// outlets beside it: it stores nil in ch (a tombstone) rather than publish a
+// route without it, which would copy the list (see removeLocked). The store
+// is atomic and made with Broker.mu held, before the canceller waits for the
+// guard; publishers load ch atomically (channel), inside the guard for a
+// send, and skip a nil one. The guard's invariant holds as for a route (see
+// guard), with the load of ch for the load of the route: a publisher that
+// loaded the channel entered the guard before that load, so either the
+// canceller's scan of its set waits for it to leave, or its entry, and so
+// its load, follows the scan, which follows the tombstone. Outside the
+// guard a publisher only reads len of what it loaded (hasRoom), which a
+// closed channel has too.
 type outlet[T any] struct {
-	ch chan T
+	ch chan T // nil once cancelled; written before the route listing it is stored, then only by bury
 	// cap is cap(ch), kept because in generic code cap and len of a channel
 	// are calls: the full-buffer check before the guard makes only one.
 	cap int
 	sub *sub[T] // to count what it drops
+}
+
+// channel returns the outlet's channel, nil once it is buried.
+func (o *outlet[T]) channel() chan T {
+	p := atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&o.ch)))
+	return *(*chan T)(unsafe.Pointer(&p))
+}
+
+// bury makes the outlet a tombstone. The caller holds Broker.mu.
+func (o *outlet[T]) bury() {
+	atomic.StorePointer((*unsafe.Pointer)(unsafe.Pointer(&o.ch)), nil)
 }
 
 func (r *route[T]) empty() bool {
@@ -262,6 +289,7 @@ func (ed editorOf[T]) addLocked(e *entry, src source, boxed bool) {
 	case boxed:
 		r.boxed = append(r.boxed, src.(boxedSource))
 	case own && !src.slow():
+		s.at = len(r.direct) // where removeLocked looks first
 		r.direct = append(r.direct, outlet[T]{s.ch, cap(s.ch), s})
 	default:
 		// Identity: the source type is T, so src is a subscription of type
@@ -276,24 +304,80 @@ func (ed editorOf[T]) removeLocked(e *entry, s subscriber) {
 	if old == nil {
 		return
 	}
+	if ss, own := s.(*sub[T]); own && ss.plain() {
+		if i := indexOf(old.direct, ss); i >= 0 {
+			// A subscription has one source per route: once found here,
+			// it is nowhere else on it.
+			ed.buryLocked(e, old, i)
+			return
+		}
+	}
 	r := *old
 	owned := func(src source) bool { return src.owner() == s }
-	r.direct = without(r.direct, func(o outlet[T]) bool { return subscriber(o.sub) == s })
 	r.typed = without(r.typed, func(t typedSource[T]) bool { return owned(t) })
 	r.boxed = without(r.boxed, func(t boxedSource) bool { return owned(t) })
 	r.boxedSlow = without(r.boxedSlow, func(t boxedSource) bool { return owned(t) })
-	if len(r.direct) == len(old.direct) && len(r.typed) == len(old.typed) &&
+	if len(r.typed) == len(old.typed) &&
 		len(r.boxed) == len(old.boxed) && len(r.boxedSlow) == len(old.boxedSlow) {
 		return // s was not routed here
 	}
 	ed.store(e, &r)
 }
 
+// buryLocked removes the outlet at i from old, the route of e, leaving a
+// tombstone (see outlet). Once the tombstones outnumber the live outlets it
+// publishes a route without them, whose copy the cancels that made them pay
+// for: removal is O(1) amortized, and a route's list is never more than
+// twice its live outlets.
+func (ed editorOf[T]) buryLocked(e *entry, old *route[T], i int) {
+	old.direct[i].bury()
+	e.buried++
+	if 2*e.buried <= len(old.direct) {
+		return
+	}
+	r := *old
+	r.direct = make([]outlet[T], 0, len(old.direct)-e.buried)
+	for _, o := range live(old.direct) {
+		o.sub.at = len(r.direct)
+		r.direct = append(r.direct, outlet[T]{o.channel(), o.cap, o.sub})
+	}
+	e.buried = 0
+	ed.store(e, &r)
+}
+
+// indexOf returns the index of the live outlet of s in outs, or -1.
+func indexOf[T any](outs []outlet[T], s *sub[T]) int {
+	if i := s.at; i < len(outs) && outs[i].sub == s && outs[i].channel() != nil {
+		return i
+	}
+	// s.at is where s was last appended: for a subscription of an interface
+	// type, on the route of another dynamic type maybe.
+	for i := range outs {
+		if outs[i].sub == s && outs[i].channel() != nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// live calls yield with each outlet of outs that is not buried. (The
+// publications loop by hand, loading each channel once.)
+func live[T any](outs []outlet[T]) func(func(int, *outlet[T]) bool) {
+	return func(yield func(int, *outlet[T]) bool) {
+		for i := range outs {
+			if o := &outs[i]; o.channel() != nil && !yield(i, o) {
+				return
+			}
+		}
+	}
+}
+
 func (ed editorOf[T]) sealLocked(e *entry) {
 	old := ed.load(e)
 	var r route[T]
+	e.buried = 0 // the new route lists no outlet
 	if old != nil {
-		for _, o := range old.direct {
+		for _, o := range live(old.direct) {
 			r.typed = append(r.typed, newClosedSink[T](o.sub))
 		}
 		for _, t := range old.typed {
@@ -328,7 +412,7 @@ func (ed editorOf[T]) eachLocked(e *entry, f func(subscriber)) {
 	if r == nil {
 		return
 	}
-	for _, o := range r.direct {
+	for _, o := range live(r.direct) {
 		f(o.sub)
 	}
 	for _, t := range r.typed {

@@ -47,6 +47,10 @@ type sub[T any] struct {
 	sealed atomic.Bool
 	wild   bool   // never changes after Subscribe
 	policy Policy // never changes after Subscribe
+	// at is where the subscription's outlet was last appended to a route's
+	// list, to find it there in O(1) when it is removed. Guarded by
+	// Broker.mu.
+	at int
 }
 
 // subOptions holds what few subscriptions need. Never changes after
@@ -401,7 +405,7 @@ func deliver[T any](g *guard, e *entry, r *route[T], v T) {
 // case.
 func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 	if !hasRoom(r.direct) {
-		for _, o := range r.direct { // droppedAll, inlined
+		for _, o := range live(r.direct) { // droppedAll, inlined
 			o.sub.lost.add(Full)
 		}
 		return
@@ -417,9 +421,14 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 		}
 		return
 	}
-	for _, o := range r.direct {
+	for i := range r.direct {
+		o := &r.direct[i]
+		ch := o.channel() // inside the guard (see outlet)
+		if ch == nil {
+			continue
+		}
 		select {
-		case o.ch <- v:
+		case ch <- v:
 		default:
 			o.sub.lost.add(Full)
 		}
@@ -434,7 +443,7 @@ func droppedAll[T any](outs []outlet[T]) bool {
 	if hasRoom(outs) {
 		return false
 	}
-	for _, o := range outs {
+	for _, o := range live(outs) {
 		o.sub.lost.add(Full)
 	}
 	return true
@@ -443,8 +452,9 @@ func droppedAll[T any](outs []outlet[T]) bool {
 // hasRoom reports whether a send to one of outs may succeed: its buffer has
 // room, or it is unbuffered (a receiver may be waiting).
 func hasRoom[T any](outs []outlet[T]) bool {
-	for _, o := range outs {
-		if o.cap == 0 || len(o.ch) < o.cap {
+	for i := range outs {
+		o := &outs[i]
+		if ch := o.channel(); ch != nil && (o.cap == 0 || len(ch) < o.cap) {
 			return true
 		}
 	}
@@ -489,9 +499,14 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 		g.exit(c)
 		return nil, nil
 	}
-	for _, o := range r.direct {
+	for i := range r.direct {
+		o := &r.direct[i]
+		ch := o.channel() // inside the guard (see outlet)
+		if ch == nil {
+			continue
+		}
 		select {
-		case o.ch <- v:
+		case ch <- v:
 		default:
 			o.sub.lost.add(Full)
 		}
