@@ -89,6 +89,16 @@ func (b *Broker) Publish[T any](v T) {
 		sendDirect(t.guard, e, r, v)
 		return
 	}
+	if r.solo != nil {
+		// A source of its own, outside the guard, which it enters for
+		// its send and checks its subscription there (as send would).
+		r.solo.deliver(t.guard, v)
+		return
+	}
+	if r.log == nil && r.records == nil {
+		send(t.guard, e, r, v) // deliver, a call short
+		return
+	}
 	deliver(t.guard, e, r, v)
 }
 

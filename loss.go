@@ -184,6 +184,17 @@ func (c *lossCounter) add(k Cause) {
 	c.addStriped(k)
 }
 
+// addFull is add(Full), short enough to be inlined on the drop path.
+func (c *lossCounter) addFull() {
+	if c.stripes.Load() == nil {
+		x := &c.base[0] // lossSlot[Full]
+		if old := x.Load(); x.CompareAndSwap(old, old+1) {
+			return
+		}
+	}
+	c.addStriped(Full)
+}
+
 // addN counts n losses of cause k at once, as add does (for a follower's
 // skipped runs).
 func (c *lossCounter) addN(k Cause, n uint64) {

@@ -30,7 +30,60 @@ type typedSource[T any] interface {
 // an interface value. It is called inside the guard unless it is slow.
 type boxedSource interface {
 	source
-	deliverBoxed(g *guard, x any)
+	// deliverBoxed takes x, whose dynamic type the route matched against
+	// the source's type; tab, if not nil, is what tabFor returned for that
+	// type, to convert x without the runtime's assertion (see asSource).
+	deliverBoxed(g *guard, x any, tab unsafe.Pointer)
+	tabFor(t reflect.Type) unsafe.Pointer
+	// sendBoxed is deliverBoxed for a source that is not slow, inside the
+	// guard: a plain subscription of an interface type.
+	sendBoxed(x any, tab unsafe.Pointer)
+}
+
+// A boxedOut is an interface source on a route, with its tabFor the type of
+// the values the route's entry routes.
+type boxedOut struct {
+	boxedSource
+	tab unsafe.Pointer
+}
+
+// newBoxedOut returns src on the route of e.
+func newBoxedOut(src boxedSource, e *entry) boxedOut {
+	return boxedOut{src, src.tabFor(e.typ)}
+}
+
+// tabOf returns the first word of a value of type t converted to T, an
+// interface type t implements: its itab, or for an empty interface its
+// type; nil if t is nil or T is not an interface type. It is the same for
+// every value of type t, so the routes compute it once (see asSource).
+func tabOf[T any](t reflect.Type) unsafe.Pointer {
+	if t == nil || !isInterface(reflect.TypeFor[T]()) {
+		return nil
+	}
+	v, ok := reflect.Zero(t).Interface().(T)
+	if !ok {
+		return nil
+	}
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[0]
+}
+
+// asSource returns x as a T, an interface type that x's dynamic type
+// implements, and whether it could. With tab, tabOf[T] of x's dynamic type,
+// it builds the interface value from tab and x's data word, the two words
+// of an interface value, where x.(T) would look the itab up (a third of a
+// publication to an interface subscription). Without, it asserts.
+func asSource[T any](x any, tab unsafe.Pointer) (T, bool) {
+	if tab == nil || x == nil {
+		v, ok := x.(T)
+		return v, ok || x == nil
+	}
+	var v T
+	// Safety: T is an interface type (tabOf returned tab), whose values
+	// are two words, the first being tab for every value of x's dynamic
+	// type, the second x's data word, shared as conversions share it.
+	w := (*[2]unsafe.Pointer)(unsafe.Pointer(&v))
+	w[0], w[1] = tab, (*[2]unsafe.Pointer)(unsafe.Pointer(&x))[1]
+	return v, true
 }
 
 // isInterface reports whether t is an interface type.

@@ -2,6 +2,7 @@ package topic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -185,13 +186,18 @@ func (s *from[Pub, Sub]) slow() bool          { return true }
 func (s *from[Pub, Sub]) newEntry() *entry    { return newEntry[Sub](nil, reflect.TypeFor[Sub](), false) }
 
 func (s *from[Pub, Sub]) deliver(g *guard, v Sub) {
-	out, ok, failed, p := s.call(v)
+	// One deferred call, open-coded, in this frame: f's results stay in
+	// registers, where a frame of its own around f returned them through
+	// the named results its deferred closure shared.
+	ran := false
+	defer func() {
+		if !ran {
+			s.failed(v, recover())
+		}
+	}()
+	out, ok := s.f(v)
+	ran = true
 	switch {
-	case failed && s.to.dead.Load() && !s.to.sealed.Load():
-		// Cancelled meanwhile, maybe by f itself: nothing more is
-		// counted or reported for the subscription.
-	case failed:
-		s.to.lose(Loss[Pub]{Cause: Failed, Source: v, Panic: p}, nil)
 	case !ok:
 	case s.dead != deadNever && s.to.opt.redrive != nil && s.isDead(v):
 		s.to.offerTo(g, s.to.opt.redrive, out, nil) // a handler's re-drive
@@ -200,23 +206,35 @@ func (s *from[Pub, Sub]) deliver(g *guard, v Sub) {
 	}
 }
 
-func (s *from[Pub, Sub]) redrives() bool { return s.dead != deadNever }
+// errFromGoexit is the Panic of the Loss of a value whose From function
+// called runtime.Goexit.
+var errFromGoexit = errors.New("topic: the From function called runtime.Goexit")
 
-// call runs f, recovering its panic.
-func (s *from[Pub, Sub]) call(v Sub) (out Pub, ok, failed bool, p any) {
-	defer func() {
-		if failed {
-			p = recover()
-		}
-	}()
-	failed = true
-	out, ok = s.f(v)
-	return out, ok, false, nil
+// failed counts v, on which f panicked with p (nil: f called
+// runtime.Goexit), as Failed, unless the subscription was cancelled
+// meanwhile, maybe by f itself: nothing more is then counted or reported
+// for it.
+func (s *from[Pub, Sub]) failed(v Sub, p any) {
+	if s.to.dead.Load() && !s.to.sealed.Load() {
+		return
+	}
+	if p == nil {
+		p = errFromGoexit // recover returns nil only then (panic(nil) is a *runtime.PanicNilError)
+	}
+	s.to.lose(Loss[Pub]{Cause: Failed, Source: v, Panic: p}, nil)
 }
 
-func (s *from[Pub, Sub]) deliverBoxed(g *guard, x any) {
-	v, ok := x.(Sub)
-	if !ok && x != nil {
+func (s *from[Pub, Sub]) redrives() bool { return s.dead != deadNever }
+
+func (s *from[Pub, Sub]) tabFor(t reflect.Type) unsafe.Pointer { return tabOf[Sub](t) }
+
+func (s *from[Pub, Sub]) sendBoxed(any, unsafe.Pointer) {
+	panic("topic: internal error: a From source sent to inside the guard") // it is slow
+}
+
+func (s *from[Pub, Sub]) deliverBoxed(g *guard, x any, tab unsafe.Pointer) {
+	v, ok := asSource[Sub](x, tab)
+	if !ok {
 		return // unreachable: the route matched x against Sub
 	}
 	// A nil x reaches a source only when Sub is any; v is then nil.

@@ -605,7 +605,7 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 	l.mu.Unlock()
 	for _, v := range backlog {
 		if boxed {
-			src.(boxedSource).deliverBoxed(g, any(v))
+			src.(boxedSource).deliverBoxed(g, any(v), nil)
 		} else {
 			src.(typedSource[V]).deliver(g, v)
 		}

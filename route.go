@@ -155,15 +155,19 @@ type route[T any] struct {
 	// typed are the other sources of type T, From sources and subscriptions
 	// with an OnLoss function or the DropOldest policy: outside the guard.
 	typed []typedSource[T]
-	boxed []boxedSource // plain subscriptions of an interface type: in the guard
+	boxed []boxedOut // plain subscriptions of an interface type: in the guard
 	// boxedSlow are the other interface sources: outside the guard.
-	boxedSlow []boxedSource
+	boxedSlow []boxedOut
 	// log is the log of T if T is retained: publications go through it.
 	// (An interface, not a *logOf[T], which would make route[T] refer to
 	// route[Record[T]] and so on: an instantiation cycle.)
 	log sequencer[T]
 	// plain: the route has only direct outlets, and no log.
 	plain bool
+	// solo is the route's only source when it is a typed one (a From
+	// source, or a subscription with a policy or an OnLoss function) and the
+	// route has no log: Publish calls it directly.
+	solo typedSource[T]
 	// records, once Shutdown has sealed the route of a retained T, makes
 	// the closed subscriptions of Record[T] count publications of T too,
 	// which no log turns into records any more. (An interface, for the
@@ -259,6 +263,10 @@ func (editorOf[T]) store(e *entry, r *route[T]) {
 		r = nil
 	} else {
 		r.plain = r.log == nil && r.records == nil && r.onlyDirect()
+		r.solo = nil
+		if r.log == nil && r.records == nil && len(r.direct) == 0 && len(r.typed) == 1 && len(r.boxed)+len(r.boxedSlow) == 0 {
+			r.solo = r.typed[0]
+		}
 		r.ordered = len(r.direct)+len(r.boxed) > 0
 		r.live = len(r.boxedSlow) > 0
 		for _, t := range r.typed {
@@ -280,14 +288,14 @@ func (ed editorOf[T]) addLocked(e *entry, src source, boxed bool) {
 		// Closed by Shutdown: routed as a sink (a cancelled subscription
 		// is never routed again).
 		if boxed {
-			r.boxedSlow = append(r.boxedSlow, newClosedSink[T](src))
+			r.boxedSlow = append(r.boxedSlow, newBoxedOut(newClosedSink[T](src), e))
 		} else {
 			r.typed = append(r.typed, newClosedSink[T](src))
 		}
 	case boxed && src.slow():
-		r.boxedSlow = append(r.boxedSlow, src.(boxedSource))
+		r.boxedSlow = append(r.boxedSlow, newBoxedOut(src.(boxedSource), e))
 	case boxed:
-		r.boxed = append(r.boxed, src.(boxedSource))
+		r.boxed = append(r.boxed, newBoxedOut(src.(boxedSource), e))
 	case own && !src.slow():
 		s.at = len(r.direct) // where removeLocked looks first
 		r.direct = append(r.direct, outlet[T]{s.ch, cap(s.ch), s})
@@ -315,8 +323,8 @@ func (ed editorOf[T]) removeLocked(e *entry, s subscriber) {
 	r := *old
 	owned := func(src source) bool { return src.owner() == s }
 	r.typed = without(r.typed, func(t typedSource[T]) bool { return owned(t) })
-	r.boxed = without(r.boxed, func(t boxedSource) bool { return owned(t) })
-	r.boxedSlow = without(r.boxedSlow, func(t boxedSource) bool { return owned(t) })
+	r.boxed = without(r.boxed, func(t boxedOut) bool { return t.owner() == s })
+	r.boxedSlow = without(r.boxedSlow, func(t boxedOut) bool { return t.owner() == s })
 	if len(r.typed) == len(old.typed) &&
 		len(r.boxed) == len(old.boxed) && len(r.boxedSlow) == len(old.boxedSlow) {
 		return // s was not routed here
@@ -384,7 +392,7 @@ func (ed editorOf[T]) sealLocked(e *entry) {
 			r.typed = append(r.typed, newClosedSink[T](t))
 		}
 		for _, t := range slices.Concat(old.boxed, old.boxedSlow) {
-			r.boxedSlow = append(r.boxedSlow, newClosedSink[T](t))
+			r.boxedSlow = append(r.boxedSlow, newBoxedOut(newClosedSink[T](t.boxedSource), e))
 		}
 	}
 	if c := e.log.Load(); c != nil && c.rec != e { // the entry of T, not of Record[T]
@@ -403,7 +411,7 @@ func (ed editorOf[T]) countSealed(g *guard, e *entry, v any) {
 		t.deliver(g, x)
 	}
 	for _, t := range r.boxedSlow {
-		t.deliverBoxed(g, v)
+		t.deliverBoxed(g, v, t.tab)
 	}
 }
 

@@ -3,7 +3,9 @@ package topic
 import (
 	"context"
 	"maps"
+	"reflect"
 	"sync"
+	"unsafe"
 )
 
 // Shutdown closes the broker, for a program's shutdown path, draining it
@@ -519,7 +521,13 @@ func (s closedSink[T]) deliver(g *guard, v T) {
 	}
 }
 
-func (s closedSink[T]) deliverBoxed(g *guard, x any) {
+func (s closedSink[T]) tabFor(reflect.Type) unsafe.Pointer { return nil }
+
+func (s closedSink[T]) sendBoxed(any, unsafe.Pointer) {
+	panic("topic: internal error: a closed subscription sent to inside the guard") // it is slow
+}
+
+func (s closedSink[T]) deliverBoxed(g *guard, x any, _ unsafe.Pointer) {
 	if s.owner().countClosed() {
 		s.owner().reportClosed(x, s.own)
 	}

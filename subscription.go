@@ -216,15 +216,17 @@ func (s *sub[T]) owner() subscriber   { return s }
 func (s *sub[T]) slow() bool          { return !s.plain() }
 func (s *sub[T]) newEntry() *entry    { return newEntry[T](nil, reflect.TypeFor[T](), false) }
 
+func (s *sub[T]) tabFor(t reflect.Type) unsafe.Pointer { return tabOf[T](t) }
+
 // deliver offers v, a publication of type T, to a subscription that is not
 // plain; the caller is outside the guard.
 func (s *sub[T]) deliver(g *guard, v T) { s.offer(g, v, nil) }
 
 // deliverBoxed offers x, which the route matched against T, an interface
 // type. For a plain subscription the caller is inside the guard.
-func (s *sub[T]) deliverBoxed(g *guard, x any) {
-	v, ok := x.(T)
-	if !ok && x != nil {
+func (s *sub[T]) deliverBoxed(g *guard, x any, tab unsafe.Pointer) {
+	v, ok := asSource[T](x, tab)
+	if !ok {
 		return // unreachable: the route matched x against T
 	}
 	if !s.plain() {
@@ -234,7 +236,19 @@ func (s *sub[T]) deliverBoxed(g *guard, x any) {
 	select {
 	case s.ch <- v:
 	default:
-		s.lost.add(Full)
+		s.lost.addFull()
+	}
+}
+
+func (s *sub[T]) sendBoxed(x any, tab unsafe.Pointer) {
+	v, ok := asSource[T](x, tab)
+	if !ok {
+		return // unreachable: the route matched x against T
+	}
+	select {
+	case s.ch <- v:
+	default:
+		s.lost.addFull()
 	}
 }
 
@@ -276,7 +290,7 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 		default:
 		}
 		if s.policy != DropOldest || cap(ch) == 0 || attempt == maxEvictions {
-			s.lost.add(Full)
+			s.lost.addFull()
 			g.exit(c)
 			s.report(Loss[T]{Cause: Full, Value: v}, later)
 			return
@@ -405,8 +419,10 @@ func deliver[T any](g *guard, e *entry, r *route[T], v T) {
 // case.
 func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 	if !hasRoom(r.direct) {
-		for _, o := range live(r.direct) { // droppedAll, inlined
-			o.sub.lost.add(Full)
+		for i := range r.direct { // droppedAll, inlined
+			if o := &r.direct[i]; o.channel() != nil {
+				o.sub.lost.addFull()
+			}
 		}
 		return
 	}
@@ -430,7 +446,7 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 		select {
 		case ch <- v:
 		default:
-			o.sub.lost.add(Full)
+			o.sub.lost.addFull()
 		}
 	}
 	g.exit(c)
@@ -444,7 +460,7 @@ func droppedAll[T any](outs []outlet[T]) bool {
 		return false
 	}
 	for _, o := range live(outs) {
-		o.sub.lost.add(Full)
+		o.sub.lost.addFull()
 	}
 	return true
 }
@@ -454,12 +470,46 @@ func droppedAll[T any](outs []outlet[T]) bool {
 func hasRoom[T any](outs []outlet[T]) bool {
 	for i := range outs {
 		o := &outs[i]
-		if ch := o.channel(); ch != nil && (o.cap == 0 || len(ch) < o.cap) {
+		if ch := o.channel(); ch != nil && (o.cap == 0 || queued(ch) < o.cap) {
 			return true
 		}
 	}
 	return false
 }
+
+// queued returns len(ch), which ch must not be nil, without the call that
+// len of a channel compiles to: it loads the count of values queued that
+// the runtime's channel header starts with, as len does. The layout is
+// checked once (see countFirst); len is called if it does not hold.
+func queued[T any](ch chan T) int {
+	if countFirst {
+		// Safety: a channel is a pointer to its header, whose first word
+		// is the count (checked by countFirst), written by the runtime
+		// with the channel's lock held: an atomic load reads a count it
+		// had.
+		return int(atomic.LoadUintptr(*(**uintptr)(unsafe.Pointer(&ch))))
+	}
+	return len(ch)
+}
+
+// countFirst reports whether the runtime's channel header starts with the
+// count of queued values and then the capacity, as it has since Go 1.0:
+// queued reads the first. Checked once, on channels of several sizes.
+var countFirst = func() bool {
+	for _, size := range []int{1, 3, 64} {
+		ch := make(chan [3]int64, size)
+		for n := range size + 1 {
+			h := *(**[2]uintptr)(unsafe.Pointer(&ch))
+			if h[0] != uintptr(len(ch)) || h[0] != uintptr(n) || h[1] != uintptr(cap(ch)) {
+				return false
+			}
+			if n < size {
+				ch <- [3]int64{}
+			}
+		}
+	}
+	return true
+}()
 
 // send offers v to the route r of entry e.
 func send[T any](g *guard, e *entry, r *route[T], v T) {
@@ -508,13 +558,13 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 		select {
 		case ch <- v:
 		default:
-			o.sub.lost.add(Full)
+			o.sub.lost.addFull()
 		}
 	}
 	if boxed && len(r.boxed)+len(r.boxedSlow) > 0 {
 		x = any(v) // the one boxing, shared by every interface subscription
 		for _, s := range r.boxed {
-			s.deliverBoxed(g, x)
+			s.sendBoxed(x, s.tab)
 		}
 	}
 	g.exit(c)
@@ -531,6 +581,6 @@ func sendBoxedSlow[T any](g *guard, r *route[T], v T, x any) {
 		x = any(v)
 	}
 	for _, s := range r.boxedSlow {
-		s.deliverBoxed(g, x)
+		s.deliverBoxed(g, x, s.tab)
 	}
 }

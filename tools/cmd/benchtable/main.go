@@ -88,6 +88,7 @@ func sections() []section {
 	}
 	sweep("publish to the last of %d subscribed types", "PublishTypes", []int{1, 10, 100, 1000})
 	sweep("subscribe + cancel, %d subscriptions held", "SubscribeCancel", []int{10, 100, 1000, 10000})
+	sweep("subscribe + cancel, %d subscriptions of the same type held", "SubscribeCancelSameType", []int{10, 100, 1000, 10000})
 	sweep("concrete publication beside %d non-matching interface subscriptions", "PublishInterfaceSubscriptions", []int{0, 1, 10, 100})
 
 	return []section{core,
