@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1022,4 +1023,50 @@ func BenchmarkFollowerMemory(b *testing.B) {
 			f.Close()
 		}
 	}
+}
+
+// BenchmarkGuardAlternatives sets the guard (two atomic additions on a
+// striped counter) beside the other ways a publication could tell a
+// canceller it is sending, each as one publication pays it: a single atomic
+// addition (enter with no exit: the cost of a one-step protocol), an epoch
+// read without a write (what a publisher would pay if the canceller could
+// learn of its quiescence without it), a read lock, and a mutex. Only the
+// guard and the locks are correct protocols: see README, How it works.
+func BenchmarkGuardAlternatives(b *testing.B) {
+	b.Run("guard", func(b *testing.B) {
+		g := topic.NewGuard()
+		for b.Loop() {
+			g.EnterExit()
+		}
+	})
+	b.Run("one-add", func(b *testing.B) {
+		var n atomic.Int64
+		for b.Loop() {
+			n.Add(1)
+		}
+	})
+	b.Run("epoch-read", func(b *testing.B) {
+		var epoch atomic.Uint32
+		var sink uint32
+		for b.Loop() {
+			sink += epoch.Load()
+		}
+		_ = sink
+	})
+	b.Run("rwmutex", func(b *testing.B) {
+		var mu sync.RWMutex
+		for b.Loop() {
+			mu.RLock()
+			//lint:ignore SA2001 the empty section is the point
+			mu.RUnlock()
+		}
+	})
+	b.Run("mutex", func(b *testing.B) {
+		var mu sync.Mutex
+		for b.Loop() {
+			mu.Lock()
+			//lint:ignore SA2001 the empty section is the point
+			mu.Unlock()
+		}
+	})
 }

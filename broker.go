@@ -86,6 +86,10 @@ func (b *Broker) Publish[T any](v T) {
 		return
 	}
 	if r.plain {
+		if !hasRoom(r.direct) {
+			countFull(r.direct) // every send would fail: no guard
+			return
+		}
 		sendDirect(t.guard, e, r, v)
 		return
 	}

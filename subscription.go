@@ -415,17 +415,9 @@ func deliver[T any](g *guard, e *entry, r *route[T], v T) {
 }
 
 // sendDirect offers v to the route r of entry e, a plain route: only
-// plain subscriptions of type T. It is send, made short for the common
-// case.
+// plain subscriptions of type T, of which one has room (Publish checked).
+// It is send, made short for the common case.
 func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
-	if !hasRoom(r.direct) {
-		for i := range r.direct { // droppedAll, inlined
-			if o := &r.direct[i]; o.channel() != nil {
-				o.sub.lost.addFull()
-			}
-		}
-		return
-	}
 	c := g.enter()
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
@@ -459,10 +451,17 @@ func droppedAll[T any](outs []outlet[T]) bool {
 	if hasRoom(outs) {
 		return false
 	}
-	for _, o := range live(outs) {
-		o.sub.lost.addFull()
-	}
+	countFull(outs)
 	return true
+}
+
+// countFull counts a drop on each live outlet of outs.
+func countFull[T any](outs []outlet[T]) {
+	for i := range outs {
+		if o := &outs[i]; o.channel() != nil {
+			o.sub.lost.addFull()
+		}
+	}
 }
 
 // hasRoom reports whether a send to one of outs may succeed: its buffer has
