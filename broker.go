@@ -93,6 +93,10 @@ func (b *Broker) Publish[T any](v T) {
 		sendDirect(t.guard, e, r, v)
 		return
 	}
+	if r.onlyBoxed {
+		sendBoxedDirect(t.guard, e, v)
+		return
+	}
 	if r.solo != nil {
 		// A source of its own, outside the guard, which it enters for
 		// its send and checks its subscription there (as send would).

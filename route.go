@@ -168,6 +168,10 @@ type route[T any] struct {
 	// source, or a subscription with a policy or an OnLoss function) and the
 	// route has no log: Publish calls it directly.
 	solo typedSource[T]
+	// onlyBoxed: the route has only plain subscriptions of interface types
+	// (boxed), and no log: Publish boxes v and sends to them in one guard
+	// section (sendBoxedDirect).
+	onlyBoxed bool
 	// records, once Shutdown has sealed the route of a retained T, makes
 	// the closed subscriptions of Record[T] count publications of T too,
 	// which no log turns into records any more. (An interface, for the
@@ -264,6 +268,7 @@ func (editorOf[T]) store(e *entry, r *route[T]) {
 	} else {
 		r.plain = r.log == nil && r.records == nil && r.onlyDirect()
 		r.solo = nil
+		r.onlyBoxed = r.log == nil && r.records == nil && len(r.direct)+len(r.typed)+len(r.boxedSlow) == 0 && len(r.boxed) > 0
 		if r.log == nil && r.records == nil && len(r.direct) == 0 && len(r.typed) == 1 && len(r.boxed)+len(r.boxedSlow) == 0 {
 			r.solo = r.typed[0]
 		}

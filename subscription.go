@@ -444,6 +444,28 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 	g.exit(c)
 }
 
+// sendBoxedDirect offers v to the route of entry e, a route of plain
+// interface subscriptions only (onlyBoxed): it is send, made short, as
+// sendDirect is.
+func sendBoxedDirect[T any](g *guard, e *entry, v T) {
+	c := g.enter()
+	// The route must be loaded inside the guard (see guard).
+	// Safety: as in Publish.
+	r := (*route[T])(unsafe.Pointer(e.route.Load()))
+	if r == nil || !r.onlyBoxed {
+		g.exit(c)
+		if r != nil {
+			deliver(g, e, r, v) // changed meanwhile
+		}
+		return
+	}
+	x := any(v) // the one boxing, shared by every interface subscription
+	for _, s := range r.boxed {
+		s.sendBoxed(x, s.tab)
+	}
+	g.exit(c)
+}
+
 // droppedAll reports whether every buffer of outs is full, so that every
 // send would fail, and then counts the drops, without entering the guard. A
 // cancelled subscription may still be listed in outs; it is not sent to.
