@@ -90,7 +90,7 @@ func (b *Broker) Publish[T any](v T) {
 			countFull(r.direct) // every send would fail: no guard
 			return
 		}
-		sendDirect(t.guard, e, r, v)
+		sendDirect(t.guard, e, v)
 		return
 	}
 	if r.onlyBoxed {

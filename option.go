@@ -117,8 +117,9 @@ func checkBuffer[T any](n int) {
 // If it panics, the value is lost for this subscription alone, counted as
 // Failed and reported to OnLoss; the publisher and the other subscriptions
 // carry on. If it calls runtime.Goexit (as t.FailNow does), the value is
-// counted the same way, with an error saying so for Loss.Panic, and then
-// the publisher's goroutine ends, as it would without the broker.
+// counted the same way, with an error saying so for Loss.Panic, the
+// publication is offered to the subscriptions it had not reached yet, and
+// then the publisher's goroutine ends, as it would without the broker.
 //
 // A nil f makes Subscribe panic.
 func From[Pub, Sub any](f func(Sub) (Pub, bool)) Option[Pub] {

@@ -529,14 +529,7 @@ func sendInOrder[T any](g *guard, e *entry, r *route[T], v T, lost *lossBuffer[T
 // sendLive offers v to the From sources of r and, if boxed, to its slow
 // interface sources, out of order.
 func sendLive[T any](g *guard, r *route[T], v T, x any, boxed bool) {
-	for _, t := range r.typed {
-		if _, own := t.(*sub[T]); !own {
-			t.deliver(g, v)
-		}
-	}
-	if boxed {
-		sendBoxedSlow(g, r, v, x)
-	}
+	sendSlow(g, r, v, x, 0, true, boxed)
 }
 
 // A replayer pushes a retained type's backlog into a new subscription of

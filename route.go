@@ -138,8 +138,9 @@ type editor interface {
 	// sealLocked replaces every source of e's route by a closedSink, and
 	// drops the log: see drain.seal.
 	sealLocked(e *entry)
-	// countSealed offers v, of e's static type, to the closedSinks of e's
-	// sealed route.
+	// countSealed offers v, of e's static type, a Record, to the closedSinks
+	// of e's sealed route that would have been sent it: not its interface
+	// sources, which are not sent records (see logOf.sendOrdered).
 	countSealed(g *guard, e *entry, v any)
 }
 
@@ -148,8 +149,10 @@ type editor interface {
 //
 // Appending to a route may reuse the spare capacity of its slices: elements
 // past a route's length are written only by the writer holding Broker.mu and
-// are reachable only through a route stored after them. Removal always
-// copies, so a backing array is only ever appended to by the current route.
+// are reachable only through a route stored after them. Removal copies, or,
+// for an outlet, writes a tombstone in place (see outlet), which never
+// shortens the list: so a backing array is only ever appended to by the
+// current route.
 type route[T any] struct {
 	direct []outlet[T] // plain subscriptions of type T: a send, in the guard
 	// typed are the other sources of type T, From sources and subscriptions
@@ -414,9 +417,6 @@ func (ed editorOf[T]) countSealed(g *guard, e *entry, v any) {
 	x, _ := v.(T) // Safety: v is of e's static type
 	for _, t := range r.typed {
 		t.deliver(g, x)
-	}
-	for _, t := range r.boxedSlow {
-		t.deliverBoxed(g, v, t.tab)
 	}
 }
 

@@ -417,11 +417,11 @@ func deliver[T any](g *guard, e *entry, r *route[T], v T) {
 // sendDirect offers v to the route r of entry e, a plain route: only
 // plain subscriptions of type T, of which one has room (Publish checked).
 // It is send, made short for the common case.
-func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
+func sendDirect[T any](g *guard, e *entry, v T) {
 	c := g.enter()
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
-	r = (*route[T])(unsafe.Pointer(e.route.Load()))
+	r := (*route[T])(unsafe.Pointer(e.route.Load()))
 	if r == nil || !r.plain {
 		g.exit(c)
 		if r != nil {
@@ -540,10 +540,39 @@ func send[T any](g *guard, e *entry, r *route[T], v T) {
 	}
 	// What runs the user's code, or takes several steps, runs outside the
 	// guard and enters it for each send.
-	for _, s := range r.typed {
-		s.deliver(g, v)
+	sendSlow(g, r, v, x, 0, false, true)
+}
+
+// sendSlow offers v to the typed sources of r, then, if boxed, to its slow
+// interface sources (x is v boxed, if sendPlain boxed it), from the i-th of
+// them on; live skips the subscriptions of type T, which a retained type's
+// publication sent to in order (see sendLive). If a From function calls
+// runtime.Goexit, the sources after it still get v, from the deferred call,
+// before the goroutine ends: the publication loses nothing for them,
+// uncounted.
+func sendSlow[T any](g *guard, r *route[T], v T, x any, i int, live, boxed bool) {
+	n := len(r.typed)
+	if boxed {
+		n += len(r.boxedSlow)
 	}
-	sendBoxedSlow(g, r, v, x)
+	defer func() {
+		if i < n { // left the loops early: runtime.Goexit (a From function's panic is recovered)
+			sendSlow(g, r, v, x, i+1, live, boxed)
+		}
+	}()
+	for ; i < len(r.typed); i++ {
+		if _, own := r.typed[i].(*sub[T]); live && own {
+			continue
+		}
+		r.typed[i].deliver(g, v)
+	}
+	if i < n && x == nil {
+		x = any(v)
+	}
+	for ; i < n; i++ {
+		s := r.boxedSlow[i-len(r.typed)]
+		s.deliverBoxed(g, x, s.tab)
+	}
 }
 
 // sendPlain sends v to the plain subscriptions of the route of e, inside
@@ -590,18 +619,4 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 	}
 	g.exit(c)
 	return r, x
-}
-
-// sendBoxedSlow offers v to the slow interface sources of r; x is v boxed,
-// if sendPlain boxed it.
-func sendBoxedSlow[T any](g *guard, r *route[T], v T, x any) {
-	if len(r.boxedSlow) == 0 {
-		return
-	}
-	if x == nil {
-		x = any(v)
-	}
-	for _, s := range r.boxedSlow {
-		s.deliverBoxed(g, x, s.tab)
-	}
 }
