@@ -86,11 +86,7 @@ func (b *Broker) Publish[T any](v T) {
 		return
 	}
 	if r.plain {
-		if !hasRoom(r.direct) {
-			countFull(r.direct) // every send would fail: no guard
-			return
-		}
-		sendDirect(t.guard, e, v)
+		sendDirect(t.guard, e, r, v)
 		return
 	}
 	if r.onlyBoxed {

@@ -417,11 +417,15 @@ func deliver[T any](g *guard, e *entry, r *route[T], v T) {
 // sendDirect offers v to the route r of entry e, a plain route: only
 // plain subscriptions of type T, of which one has room (Publish checked).
 // It is send, made short for the common case.
-func sendDirect[T any](g *guard, e *entry, v T) {
+func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
+	if !hasRoom(r.direct) {
+		countFull(r.direct) // every send would fail: no guard
+		return
+	}
 	c := g.enter()
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
-	r := (*route[T])(unsafe.Pointer(e.route.Load()))
+	r = (*route[T])(unsafe.Pointer(e.route.Load()))
 	if r == nil || !r.plain {
 		g.exit(c)
 		if r != nil {
