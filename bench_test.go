@@ -1031,7 +1031,7 @@ func BenchmarkFollowerMemory(b *testing.B) {
 // addition (enter with no exit: the cost of a one-step protocol), an epoch
 // read without a write (what a publisher would pay if the canceller could
 // learn of its quiescence without it), a read lock, and a mutex. Only the
-// guard and the locks are correct protocols: see README, How it works.
+// guard and the locks are correct protocols: see README, Benchmarks.
 func BenchmarkGuardAlternatives(b *testing.B) {
 	b.Run("guard", func(b *testing.B) {
 		g := topic.NewGuard()
