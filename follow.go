@@ -289,7 +289,11 @@ type follower[T any] struct {
 	// a position moved since by a Seek drops skipped, which is not just
 	// before what the next read finds. Reader only.
 	skipped, lastEnd uint64
-	named            *durable // the name's entry, nil if unnamed; never changes
+	// size and slot are the size of the ring of the last read (a log's
+	// rings only grow, so it names the ring) and the slot of lastEnd in
+	// it, which spare the next read a division. Reader only.
+	size, slot uint64
+	named      *durable // the name's entry, nil if unnamed; never changes
 	// skip counts and reports a run of values skipped: the subscription's.
 	skip  func(first, n uint64)
 	wake  *waiter       // its place in the log's waitList
@@ -394,22 +398,45 @@ func (f *follower[T]) read(buf []Record[T]) int {
 			now = l.stamp()
 		}
 		n := 0
-		for ; o < tail && n < len(buf); o++ {
-			v, nanos, st := r.read(o)
-			if st != readOK || l.expired(nanos, now) {
+		s := f.slot
+		if o != f.lastEnd || r.n != f.size {
+			s = r.index(o)
+		}
+		for o < tail && n < len(buf) { // s is the slot of o
+			run, st := r.pinAt(o, s)
+			if st != readOK {
 				if n > 0 {
 					break // trimmed since, after what was read: the next read tells
 				}
-				skipped++
+				skipped, o, s = skipped+1, o+1, r.next(s)
 				continue
 			}
-			buf[n] = Record[T]{Offset: o, Time: l.timeOf(nanos), Value: v}
-			n++
+			// A run of o's chunk, under one count (see ring).
+			end, pinned := min(tail, o+run, o+uint64(len(buf)-n)), s
+			for ; o < end; o, s = o+1, s+1 {
+				c := &r.cells[s]
+				if l.expired(c.nanos, now) {
+					if n > 0 {
+						break
+					}
+					skipped++
+					continue
+				}
+				buf[n] = Record[T]{Offset: o, Time: l.timeOf(c.nanos), Value: c.v}
+				n++
+			}
+			r.unpin(pinned)
+			if s == r.n {
+				s = 0 // a run ends at the ring's end at the latest
+			}
+			if o < end {
+				break // an expired value after what was read: the next read tells
+			}
 		}
 		if !f.pos.CompareAndSwap(from, o) {
 			continue // a Seek moved the position meanwhile: read from there
 		}
-		f.lastEnd = o
+		f.lastEnd, f.size, f.slot = o, r.n, s
 		if skipped > 0 {
 			f.skipped += skipped
 			f.skip(first, skipped)

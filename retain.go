@@ -156,6 +156,9 @@ type logCore struct {
 	// user's runs, and nothing else is locked under it but Broker.mu.
 	mu   sync.Mutex
 	last int64 // the time of the last value; guarded by mu
+	// slot is the ring's slot of the next value (offset tail), which the
+	// writer keeps to spare a division; guarded by mu.
+	slot uint64
 	// shared counts the publications in a row given the time last, up to
 	// clockMaxShared (see clock); guarded by mu.
 	shared int
@@ -175,10 +178,12 @@ const cacheLine = 64
 // that ring, or gone.
 type logOf[T any] struct {
 	logCore
-	_ [cacheLine - 16]byte // mu and last on a line of their own
-
+	// ring and tail follow mu and last, on their cache line: a publication
+	// takes that one line from the core that published before it, rather
+	// than two, and readers load them once per read.
 	ring atomic.Pointer[ring[T]] // grows by doubling, from 8 to limit.Count; stored under mu
 	tail atomic.Uint64           // the offset of the next value; stored under mu
+	_    [cacheLine - 8]byte
 	// aged is the offset below which values are older than limit.Age, as
 	// far as a trim has found; it only grows.
 	aged atomic.Uint64
@@ -374,15 +379,19 @@ func (l *logOf[T]) appendLocked(v T, nanos int64) (uint64, int64) {
 		return o, nanos
 	}
 	r := l.ring.Load()
-	l.trimLocked(r, o, nanos)
-	if len(r.cells) < l.limit.Count && o >= uint64(len(r.cells)) {
-		// The slot holds a value still kept: double the ring first.
-		n := newRing[T](min(2*len(r.cells), l.limit.Count))
-		r.copyInto(n, o-uint64(len(r.cells)), o)
+	if l.limit.Age > 0 {
+		l.trimLocked(r, o, nanos)
+	}
+	if r.cap < l.limit.Count && o >= uint64(r.cap) {
+		// The ring holds all it can keep: double it first.
+		n := newRing[T](min(2*r.cap, l.limit.Count))
+		r.copyInto(n, o-uint64(r.cap), o)
 		l.ring.Store(n) // before any write in it: see logOf
 		r = n
+		l.slot = n.index(o)
 	}
-	r.write(o, nanos, v)
+	r.write(o, l.slot, nanos, v)
+	l.slot = r.next(l.slot)
 	l.tail.Store(o + 1) // after the write: see logOf
 	return o, nanos
 }
@@ -391,12 +400,21 @@ func (l *logOf[T]) appendLocked(v T, nanos int64) (uint64, int64) {
 // tail; r is the ring, whose one writer is the caller.
 func (l *logOf[T]) trimLocked(r *ring[T], tail uint64, now int64) {
 	if l.limit.Age <= 0 {
-		return
+		return // (appendLocked checks it first, sparing the call)
 	}
 	oldest := now - int64(l.limit.Age)
 	a := max(l.aged.Load(), l.head(tail))
-	for a < tail && r.cells[r.index(a)].nanos < oldest {
-		a++
+	if a >= tail {
+		return
+	}
+	// The slot of a from that of tail, l.slot, without a division: tail-a
+	// is less than the ring's size.
+	s := l.slot + r.n - (tail - a)
+	if s >= r.n {
+		s -= r.n
+	}
+	for a < tail && r.cells[s].nanos < oldest {
+		a, s = a+1, r.next(s)
 	}
 	if a > l.aged.Load() {
 		l.aged.Store(a) // readers may raise it too, never lower it
@@ -425,9 +443,11 @@ func (l *logOf[T]) eachLocked(from, tail uint64, f func(o uint64, nanos int64, v
 		return
 	}
 	r := l.ring.Load()
+	s := r.index(from)
 	for o := from; o < tail; o++ {
-		c := &r.cells[r.index(o)]
+		c := &r.cells[s]
 		f(o, c.nanos, c.v)
+		s = r.next(s)
 	}
 }
 
@@ -725,16 +745,32 @@ func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint6
 		now = l.stamp()
 	}
 	o := from
-	for ; o < tail && len(recs) < max; o++ {
-		v, nanos, st := r.read(o)
-		if st == readOK && !l.expired(nanos, now) {
-			recs = append(recs, Record[T]{Offset: o, Time: l.timeOf(nanos), Value: v})
+	for o < tail && len(recs) < max {
+		s, run, st := r.pin(o)
+		if st != readOK {
+			if len(recs) > 0 {
+				break // trimmed since, after what was read: the next Read tells
+			}
+			skipped, o = skipped+1, o+1 // trimmed before the first record
 			continue
 		}
-		if len(recs) > 0 {
-			break // trimmed since, after what was read: the next Read tells
+		// A run of o's chunk, under one count (see ring).
+		end, t := min(tail, o+run, o+uint64(max-len(recs))), s
+		for ; o < end; o, t = o+1, t+1 {
+			c := &r.cells[t]
+			if l.expired(c.nanos, now) {
+				if len(recs) > 0 {
+					break
+				}
+				skipped++ // trimmed by age before the first record
+				continue
+			}
+			recs = append(recs, Record[T]{Offset: o, Time: l.timeOf(c.nanos), Value: c.v})
 		}
-		skipped++ // trimmed, by count or age, before the first record
+		r.unpin(s)
+		if o < end {
+			break // an expired value after what was read: the next Read tells
+		}
 	}
 	return recs, o, skipped
 }

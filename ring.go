@@ -6,79 +6,134 @@ import (
 )
 
 // A ring holds the latest values of a retained type, the value of offset o
-// in cell o mod len. One writer at a time writes it (the log's sequencing point
-// serialises them), while any number of readers read it without a lock:
-// Broker.Read, followers and replays never wait for a publisher, and a
-// publisher waits for a reader only when it reuses the slot of a value that
-// reader is copying at that moment (a value retention has just dropped).
+// in slot o mod n. One writer at a time writes it (the log's sequencing
+// point serialises them), while any number of readers read it without a
+// lock: Broker.Read, followers and replays never wait for a publisher, and a
+// publisher waits for a reader only when it reuses a chunk of slots whose
+// values retention has dropped while that reader is copying one of them.
 //
-// Each slot is guarded by its word: the offset it holds plus one (zero for
-// none) in its high bits, a writing bit, and a count of readers copying it.
+// The slots are grouped in chunks of a power of two (the last one may be
+// shorter), each guarded by its word: the offset its first slot holds plus
+// one (zero for none) in its high bits, and a count of the readers copying
+// from it.
 //
-//	writer                                   reader of offset o
-//	  CAS word: no readers -> writing          load word: holds o+1, not writing?
-//	  write the value and its time             CAS word: readers+1
-//	  store word: holds o'+1, no flags         copy the value and its time
-//	                                           add to word: readers-1
+//	writer of offset o                         reader of offsets o, o+1, …
+//	  first slot of a chunk:                     load word: names o's chunk?
+//	    CAS word: no readers -> names o          CAS word: readers+1
+//	  write the value and its time               copy values below tail
+//	  store tail: o+1                            add to word: readers-1
 //
-// Invariant: the writer writes a slot's value only while the writing bit is
-// set, which it sets only when no reader counts itself in, and a reader
-// copies the value only while it counts itself in, which it does only when
-// the writing bit is clear and the word names its offset. So no copy
-// overlaps a write; the atomic operations on the word order every plain
-// access to the value, and a copy is always of the offset the reader asked
-// for. A reader that finds the word naming a later offset, or the writing bit
-// set over its own, knows its value is gone; one that finds an earlier
-// offset knows its value is not written yet.
+// Invariant: the writer writes the slots of a chunk only while its word
+// names the values it writes, which it makes it name only when no reader
+// counts itself in, and a reader copies a value only while it counts itself
+// in on a word that names the value's chunk, and only a value below the
+// tail it loaded, which was stored after the value was written. So no copy
+// overlaps a write: the writer's later writes in the same chunk are of
+// offsets past that tail, and its next write over the same slot waits for
+// the chunk's readers to leave; the atomic operations on the word and on
+// tail order every plain access to the values. A reader that finds the word
+// naming a later offset knows its values are gone; one that finds an
+// earlier offset knows they are not written yet (in this ring).
+//
+// A chunk's values go all at once, when the writer enters it again, so a
+// ring keeps its capacity's worth of values behind the one it writes only
+// with a spare chunk: it has cap+chunk slots, and the values retention
+// keeps are never in the chunk being entered (see newRing).
+//
+// One word per chunk rather than per slot makes a publication, which enters
+// a chunk once in chunk values, two atomic operations shorter, and lets a
+// reader copy a run of a chunk's values under one count.
 type ring[T any] struct {
-	cells []cell[T]
-	n     uint64 // len(cells)
-	mask  uint64 // n-1 if n is a power of two, else 0: then index divides
+	cells  []cell[T]
+	chunks []chunkWord
+	n      uint64 // len(cells): cap+chunk
+	cap    int    // the values it keeps: the log grows it before it holds more
+	shift  uint   // log2 of the chunk size
+	last   uint64 // chunk size - 1
 }
 
 type cell[T any] struct {
-	word  atomic.Uint64 // see ring
-	nanos int64         // the time of the value, in nanoseconds since the log's epoch
+	nanos int64 // the time of the value, in nanoseconds since the log's epoch
 	v     T
+}
+
+// chunkWord is a chunk's word (see ring), on a cache line of its own so that
+// readers counting themselves in on one chunk do not contend with the
+// writer entering the next.
+type chunkWord struct {
+	word atomic.Uint64
+	_    [cacheLine - 8]byte
 }
 
 const (
 	slotShift   = 16
-	slotWriting = 1 << (slotShift - 1)
-	slotReaders = slotWriting - 1 // the readers count's bits
+	slotReaders = 1<<slotShift - 1 // the readers count's bits
+	// maxChunkShift bounds a chunk at 64 values: the spare chunk a ring
+	// keeps and the values a reader copies under one count.
+	maxChunkShift = 6
 )
 
-func newRing[T any](n int) *ring[T] {
-	r := &ring[T]{cells: make([]cell[T], n), n: uint64(n)}
-	if n&(n-1) == 0 {
-		r.mask = r.n - 1
+// newRing returns a ring that keeps cap values. Its chunks are of up to 64
+// values and an eighth of cap at most (one value for rings of less than 16),
+// so that its spare chunk costs at most an eighth of its size.
+//
+// The spare chunk is what lets a chunk's values go at once: entering a chunk
+// at offset o, which readers see while tail is still o, drops the offsets
+// o-n to o-n+chunk-1, and with n = cap+chunk the last of these is o-cap-1,
+// which a log of cap values no longer keeps at tail o. (One slot fewer, and
+// a reader finds o-cap, the oldest kept, gone: TestRingReadersNeverSeeAWrongValue.)
+func newRing[T any](cap int) *ring[T] {
+	shift := uint(0)
+	for shift < maxChunkShift && 8<<(shift+1) <= cap {
+		shift++
 	}
-	return r
+	c := 1 << shift
+	n := cap + c
+	return &ring[T]{
+		cells:  make([]cell[T], n),
+		chunks: make([]chunkWord, (n+c-1)>>shift),
+		n:      uint64(n),
+		cap:    cap,
+		shift:  shift,
+		last:   uint64(c - 1),
+	}
 }
 
-// index returns the index of the cell of offset o.
-func (r *ring[T]) index(o uint64) uint64 {
-	if r.mask != 0 {
-		return o & r.mask
+// index returns the slot of offset o.
+func (r *ring[T]) index(o uint64) uint64 { return o % r.n }
+
+// next returns the slot after s.
+func (r *ring[T]) next(s uint64) uint64 {
+	if s++; s == r.n {
+		return 0
 	}
-	return o % r.n
+	return s
 }
 
-// write stores v, of offset o and time nanos, in its slot. The caller is the
-// one writer.
-func (r *ring[T]) write(o uint64, nanos int64, v T) {
-	s := &r.cells[r.index(o)]
+// write stores v, of offset o and time nanos, in its slot s. The caller is
+// the one writer, which keeps track of s (index(o)) to spare a division.
+func (r *ring[T]) write(o, s uint64, nanos int64, v T) {
+	if s&r.last == 0 {
+		r.enter(o, s)
+	}
+	c := &r.cells[s]
+	c.nanos, c.v = nanos, v
+}
+
+// enter makes the chunk whose first slot is s, that of offset o, name o. Its
+// values, all dropped by now (see newRing), go once no reader copies one
+// (see ring).
+func (r *ring[T]) enter(o, s uint64) {
+	w := &r.chunks[s>>r.shift].word
 	for spin := 0; ; spin++ {
-		w := s.word.Load()
-		if w&slotReaders == 0 && s.word.CompareAndSwap(w, w|slotWriting) {
-			break
+		x := w.Load()
+		if x&slotReaders == 0 && w.CompareAndSwap(x, (o+1)<<slotShift) {
+			return
 		}
 		if spin > 16 {
-			runtime.Gosched() // a reader is copying the value this one replaces
+			runtime.Gosched() // a reader is copying a value this chunk drops
 		}
 	}
-	s.nanos, s.v = nanos, v
-	s.word.Store((o + 1) << slotShift)
 }
 
 // A readStatus says what a reader found in a slot.
@@ -86,26 +141,44 @@ type readStatus uint8
 
 const (
 	readOK     readStatus = iota
-	readGone              // replaced by a later value, or being replaced
+	readGone              // replaced by a later value
 	readNotYet            // not written yet (in this ring)
 )
 
-// read copies the value of offset o and its time.
-func (r *ring[T]) read(o uint64) (v T, nanos int64, st readStatus) {
-	s := &r.cells[r.index(o)]
+// pin counts the reader in on the chunk of offset o, which must be below a
+// tail the reader loaded before it loaded the ring. With readOK, it returns
+// o's slot s and how many slots from s on are in its chunk: the reader may
+// copy the values of those below its tail, and must then unpin s.
+func (r *ring[T]) pin(o uint64) (s, run uint64, st readStatus) {
+	s = r.index(o)
+	run, st = r.pinAt(o, s)
+	return s, run, st
+}
+
+// pinAt is pin given o's slot s, which a reader that reads on from where it
+// left off knows without a division.
+func (r *ring[T]) pinAt(o, s uint64) (run uint64, st readStatus) {
+	first := o - s&r.last // the offset of the chunk's first slot
+	w := &r.chunks[s>>r.shift].word
+	if x := w.Load(); x>>slotShift == first+1 && x&slotReaders != slotReaders && w.CompareAndSwap(x, x+1) {
+		return min(r.n, s|r.last+1) - s, readOK // inlined: the common case
+	}
+	return r.pinSlow(first, s)
+}
+
+// pinSlow is pinAt past its first try; first is the offset of the first
+// slot of s's chunk.
+func (r *ring[T]) pinSlow(first, s uint64) (run uint64, st readStatus) {
+	w := &r.chunks[s>>r.shift].word
 	for spin := 0; ; spin++ {
-		w := s.word.Load()
-		switch seq := w >> slotShift; {
-		case seq > o+1:
-			return v, 0, readGone
-		case seq < o+1:
-			return v, 0, readNotYet
-		case w&slotWriting != 0:
-			return v, 0, readGone
-		case w&slotReaders != slotReaders && s.word.CompareAndSwap(w, w+1):
-			v, nanos = s.v, s.nanos
-			s.word.Add(^uint64(0)) // readers-1
-			return v, nanos, readOK
+		x := w.Load()
+		switch seq := x >> slotShift; {
+		case seq > first+1:
+			return 0, readGone
+		case seq < first+1:
+			return 0, readNotYet
+		case x&slotReaders != slotReaders && w.CompareAndSwap(x, x+1):
+			return min(r.n, s|r.last+1) - s, readOK
 		}
 		if spin > 16 {
 			runtime.Gosched() // contended by other readers
@@ -113,12 +186,31 @@ func (r *ring[T]) read(o uint64) (v T, nanos int64, st readStatus) {
 	}
 }
 
+// unpin counts the reader out of the chunk of slot s.
+func (r *ring[T]) unpin(s uint64) { r.chunks[s>>r.shift].word.Add(^uint64(0)) }
+
+// read copies the value of offset o, below a tail the reader loaded before
+// the ring, and its time.
+func (r *ring[T]) read(o uint64) (v T, nanos int64, st readStatus) {
+	s, _, st := r.pin(o)
+	if st != readOK {
+		return v, 0, st
+	}
+	c := &r.cells[s]
+	v, nanos = c.v, c.nanos
+	r.unpin(s)
+	return v, nanos, readOK
+}
+
 // copyInto copies the values of offsets from to to-1 into n, a larger ring,
 // which no one reads yet; the caller is the one writer.
 func (r *ring[T]) copyInto(n *ring[T], from, to uint64) {
+	s, d := r.index(from), n.index(from)
 	for o := from; o < to; o++ {
-		s, d := &r.cells[r.index(o)], &n.cells[n.index(o)]
-		d.nanos, d.v = s.nanos, s.v // readers only read s
-		d.word.Store((o + 1) << slotShift)
+		n.cells[d] = r.cells[s] // readers only read r's
+		if o == from || d&n.last == 0 {
+			n.chunks[d>>n.shift].word.Store((o - d&n.last + 1) << slotShift)
+		}
+		s, d = r.next(s), n.next(d)
 	}
 }
