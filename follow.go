@@ -327,10 +327,10 @@ func newFollower[T any](l *logOf[T], c *start, skip func(first, n uint64)) *foll
 	var from uint64
 	if l.keyed != nil {
 		l.mu.Lock()
-		from = l.keyed.start(c.at, l.tail.Load()) // its keys, not its last offsets
+		from = l.keyed.start(c.at, l.mu.tail()) // its keys, not its last offsets
 		l.mu.Unlock()
 	} else {
-		tail := l.tail.Load()
+		tail := l.mu.tail()
 		from = c.at.from(l.head(tail), tail)
 	}
 	if c.name != "" {
@@ -387,7 +387,7 @@ func (f *follower[T]) read(buf []Record[T]) int {
 		}
 		first := o
 		// Without the sequencing point: tail, then the ring (see logOf).
-		tail := l.tail.Load()
+		tail := l.mu.tail()
 		r := l.ring.Load()
 		var skipped uint64
 		if h := l.head(tail); o < h {
@@ -471,7 +471,7 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 			o = f.ack.redo(l.now(), o)
 		}
 		l.mu.Lock()
-		n, next := l.keyed.read(o, l.tail.Load(), l.oldest(l.stamp()), buf, l.timeOf)
+		n, next := l.keyed.read(o, l.mu.tail(), l.oldest(l.stamp()), buf, l.timeOf)
 		l.mu.Unlock()
 		if !f.pos.CompareAndSwap(from, max(next, o)) {
 			continue // a Seek moved the position meanwhile: read from there
@@ -552,7 +552,7 @@ func (a *ackState) forget() {
 // ready reports whether a read would find a record.
 func (f *follower[T]) ready() bool {
 	l := f.l
-	tail := l.tail.Load()
+	tail := l.mu.tail()
 	switch {
 	case f.pos.Load() >= tail:
 		return false
@@ -662,7 +662,7 @@ func (f *follower[T]) lag() uint64 {
 		defer l.mu.Unlock()
 		return uint64(l.keyed.countFrom(f.pos.Load()))
 	}
-	tail := l.tail.Load()
+	tail := l.mu.tail()
 	return tail - min(max(f.pos.Load(), l.head(tail)), tail)
 }
 

@@ -74,7 +74,7 @@ func (l *logOf[T]) logStats() LogStats {
 	st := LogStats{Type: reflect.TypeFor[T](), Retention: l.limit, Keyed: l.keyed != nil}
 	if l.keyed != nil {
 		l.mu.Lock()
-		st.Next = l.tail.Load()
+		st.Next = l.mu.tail()
 		st.Oldest = st.Next
 		if o, ok := l.keyed.oldestOffset(); ok {
 			st.Oldest = o
@@ -83,7 +83,7 @@ func (l *logOf[T]) logStats() LogStats {
 		l.mu.Unlock()
 		return st
 	}
-	st.Next = l.tail.Load()
+	st.Next = l.mu.tail()
 	st.Oldest = l.head(st.Next)
 	st.Kept = int(st.Next - st.Oldest)
 	return st

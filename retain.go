@@ -152,9 +152,10 @@ type logCore struct {
 	clock       clock           // written once per tick
 	_           [cacheLine]byte // what never changes apart from what publishers write
 
-	// mu is the sequencing point. It is never held while a function of the
+	// mu is the sequencing point and the log's tail, the offset of the
+	// next value (see seq). It is never held while a function of the
 	// user's runs, and nothing else is locked under it but Broker.mu.
-	mu   sync.Mutex
+	mu   seq
 	last int64 // the time of the last value; guarded by mu
 	// slot is the ring's slot of the next value (offset tail), which the
 	// writer keeps to spare a division; guarded by mu.
@@ -172,17 +173,16 @@ const cacheLine = 64
 //
 // Publications append under the sequencing point, mu, which orders them;
 // readers (Read, followers, a replay's copy through a From source) read the
-// ring without it (see ring). tail is stored after the value it counts has
-// been written, and the ring is stored before any value is written in it, so
-// a reader that loads tail, then the ring, finds every offset below tail in
-// that ring, or gone.
+// ring without it (see ring). The tail is published by letting go of mu,
+// after the value it counts has been written, and the ring is stored before
+// any value is written in it, so a reader that loads the tail, then the
+// ring, finds every offset below the tail in that ring, or gone.
 type logOf[T any] struct {
 	logCore
-	// ring and tail follow mu and last, on their cache line: a publication
-	// takes that one line from the core that published before it, rather
-	// than two, and readers load them once per read.
+	// ring follows mu and last, on their cache line: a publication takes
+	// that one line from the core that published before it, rather than
+	// two, and readers load the tail and the ring once per read.
 	ring atomic.Pointer[ring[T]] // grows by doubling, from 8 to limit.Count; stored under mu
-	tail atomic.Uint64           // the offset of the next value; stored under mu
 	_    [cacheLine - 8]byte
 	// aged is the offset below which values are older than limit.Age, as
 	// far as a trim has found; it only grows.
@@ -363,8 +363,10 @@ func (l *logOf[T]) head(tail uint64) uint64 {
 // offset and time. The time was read before the sequencing point was taken,
 // so that publishers do not take turns at the clock too: it is raised to
 // the last one given, so that times follow offsets.
+//
+// The value is published to readers when the caller lets go of mu.
 func (l *logOf[T]) appendLocked(v T, nanos int64) (uint64, int64) {
-	o := l.tail.Load()
+	o := l.mu.next
 	nanos = max(nanos, l.last)
 	if nanos != l.last || l.limit.NoTime {
 		l.shared = 0
@@ -375,7 +377,7 @@ func (l *logOf[T]) appendLocked(v T, nanos int64) (uint64, int64) {
 	l.last = nanos
 	if l.keyed != nil {
 		l.keyed.put(o, nanos, l.oldest(nanos), v)
-		l.tail.Store(o + 1)
+		l.mu.next = o + 1
 		return o, nanos
 	}
 	r := l.ring.Load()
@@ -392,7 +394,7 @@ func (l *logOf[T]) appendLocked(v T, nanos int64) (uint64, int64) {
 	}
 	r.write(o, l.slot, nanos, v)
 	l.slot = r.next(l.slot)
-	l.tail.Store(o + 1) // after the write: see logOf
+	l.mu.next = o + 1 // published after the write, by Unlock: see logOf
 	return o, nanos
 }
 
@@ -488,6 +490,9 @@ func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
 // sendOrdered is the rest of publish when there are subscriptions of T or
 // Record[T] to send v to, with the sequencing point held, which it lets go.
 func (l *logOf[T]) sendOrdered(g *guard, e *entry, r *route[T], rr *route[Record[T]], off uint64, nanos int64, v T) {
+	// A subscription that receives v may read the log at once (Read, a
+	// follower): publish v's offset before sending it.
+	l.mu.publish()
 	var x any
 	r, x = sendInOrder(g, e, r, v, &l.lost, true)
 	var rec Record[T]
@@ -628,7 +633,7 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 // startLocked returns the first offset a replay from s sends, after
 // trimming the log, and the log's tail.
 func (l *logOf[T]) startLocked(s Start) (from, tail uint64) {
-	tail = l.tail.Load()
+	tail = l.mu.tail()
 	if l.keyed != nil {
 		l.keyed.trim(l.oldest(l.stamp()))
 		return l.keyed.start(s, tail), tail
@@ -732,7 +737,7 @@ func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint6
 		return l.readKeyed(from, max)
 	}
 	// Without the sequencing point: tail, then the ring (see logOf).
-	tail := l.tail.Load()
+	tail := l.mu.tail()
 	r := l.ring.Load()
 	if h := l.head(tail); from < h {
 		skipped, from = h-from, h
@@ -779,7 +784,7 @@ func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint6
 func (l *logOf[T]) readKeyed(from uint64, n int) ([]Record[T], uint64, uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	tail := l.tail.Load()
+	tail := l.mu.tail()
 	if n <= 0 || from >= tail {
 		return nil, from, 0
 	}

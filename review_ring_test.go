@@ -91,7 +91,7 @@ func (m *r11Log) check(what string) {
 	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	tail := l.tail.Load()
+	tail := l.mu.tail()
 	r := l.ring.Load()
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -327,7 +327,7 @@ func TestReview11FollowerMatchesModel(t *testing.T) {
 }
 
 // r11Tail returns the tail of T's log, loaded after whatever came before.
-func r11Tail(b *Broker) uint64 { return b.logOf[r11V]().tail.Load() }
+func r11Tail(b *Broker) uint64 { return b.logOf[r11V]().mu.tail() }
 
 // r11CheckFollowed checks a batch a follower read: contiguous, values their
 // offsets, the gap from the previous record the first one's Skipped, and
@@ -885,7 +885,7 @@ func TestReview11PinnedReaderHoldsTheWriter(t *testing.T) {
 				m.append(0)
 			}
 			l := m.l
-			tail := l.tail.Load()
+			tail := l.mu.tail()
 			r := l.ring.Load()
 			h := l.head(tail)
 			s, run, st := r.pin(h)
@@ -914,7 +914,7 @@ func TestReview11PinnedReaderHoldsTheWriter(t *testing.T) {
 						}
 					}
 				}
-				if got := l.tail.Load(); got > first+r.n {
+				if got := l.mu.tail(); got > first+r.n {
 					t.Fatalf("tail %d past %d with the chunk of %d (from %d) pinned", got, first+r.n, h, first)
 				}
 				runtime.Gosched()
@@ -922,7 +922,7 @@ func TestReview11PinnedReaderHoldsTheWriter(t *testing.T) {
 			r.unpin(s)
 			wg.Wait()
 			m.times = m.times[:0]
-			for range l.tail.Load() {
+			for range l.mu.tail() {
 				m.times = append(m.times, 0)
 			}
 			m.check("after unpinning")
@@ -1133,7 +1133,7 @@ func TestReview11PinnedKeptValuesNeverBlockTheNextAppend(t *testing.T) {
 			logs[i] = m
 			l := m.l
 			for range 3*count + 70 {
-				tail := l.tail.Load()
+				tail := l.mu.tail()
 				at.Store(fmt.Sprintf("count %d, tail %d", count, tail))
 				r := l.ring.Load()
 				var pinned []uint64

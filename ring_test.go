@@ -31,7 +31,7 @@ func TestRingReadersNeverSeeAWrongValue(t *testing.T) {
 			for i := range 3 {
 				wg.Go(func() {
 					for k := uint64(i); !done.Load(); k++ {
-						tail := l.tail.Load()
+						tail := l.mu.tail()
 						if tail == 0 {
 							continue
 						}
@@ -44,7 +44,7 @@ func TestRingReadersNeverSeeAWrongValue(t *testing.T) {
 							t.Errorf("offset %d below tail %d not yet written", o, tail)
 							return
 						case readGone:
-							if now := l.tail.Load(); o+uint64(count) >= now {
+							if now := l.mu.tail(); o+uint64(count) >= now {
 								t.Errorf("offset %d gone at tail %d, with %d kept", o, now, count)
 								return
 							}
