@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A seq is a log's sequencing point and its tail in one word: the offset of
@@ -30,13 +31,20 @@ import (
 // that finds the waiting bit set wakes one. A parked contender that takes
 // the lock keeps the bit set while others are parked (waiting counts them),
 // so the one that next lets go wakes the next: no parked contender is
-// forgotten. A woken contender may lose the lock to one that never parked
-// (as with sync.Mutex in its normal mode).
+// forgotten. A woken contender may lose the lock to one that never parked,
+// as with sync.Mutex in its normal mode; and as in sync.Mutex's starvation
+// mode, once a woken contender has waited longer than seqStarveAfter, those
+// that never parked park too, so that the lock goes to the parked ones in
+// the order they parked (sync.Cond signals the longest waiting first).
 //
 // The zero seq is unlocked at offset 0. It must not be copied after first
 // use.
 type seq struct {
 	w atomic.Uint64
+	// starving is set while a parked contender that was woken has waited
+	// longer than seqStarveAfter: until it is cleared, contenders that
+	// have not parked leave the lock to those that have (see lockSlow).
+	starving atomic.Bool
 	// next is the tail to publish when the holder lets go: the tail it
 	// took, plus what it appended. Guarded by the lock itself.
 	next uint64
@@ -72,11 +80,14 @@ const (
 	// free again within a few yields; parking sooner costs a wake-up per
 	// publication when two publishers alternate, and later burns the core.
 	seqYields = 8
+	// seqStarveAfter is how long a parked contender may wait before the
+	// lock goes to the parked ones first (sync.Mutex's bound too).
+	seqStarveAfter = time.Millisecond
 )
 
 // Lock takes the sequencing point. Its holder appends by raising next.
 func (q *seq) Lock() {
-	if w := q.w.Load(); w&seqLocked == 0 && q.w.CompareAndSwap(w, w|seqLocked) {
+	if w := q.w.Load(); w&seqLocked == 0 && !q.starving.Load() && q.w.CompareAndSwap(w, w|seqLocked) {
 		q.next = w >> seqShift
 		return
 	}
@@ -89,33 +100,50 @@ func (q *seq) Lock() {
 func (q *seq) lockSlow() uint64 {
 	for range seqYields {
 		runtime.Gosched()
-		if w := q.w.Load(); w&seqLocked == 0 && q.w.CompareAndSwap(w, w|seqLocked) {
+		if w := q.w.Load(); w&seqLocked == 0 && !q.starving.Load() && q.w.CompareAndSwap(w, w|seqLocked) {
 			return w >> seqShift
 		}
 	}
 	p := q.parking()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	var since time.Time // when it first parked
+	woken := false
 	for {
 		w := q.w.Load()
-		if w&seqLocked == 0 {
+		// Starving, one that has not parked leaves a free lock to the
+		// woken one, which is on its way (see below).
+		if w&seqLocked == 0 && (woken || p.waiting == 0 || !q.starving.Load()) {
 			nw := w | seqLocked
 			if p.waiting > 0 {
 				nw |= seqWaiting // the others stay woken by the next unlock
 			}
 			if q.w.CompareAndSwap(w, nw) {
+				if woken && q.starving.Load() && (p.waiting == 0 || time.Since(since) < seqStarveAfter) {
+					q.starving.Store(false) // no one left who waited long
+				}
 				return w >> seqShift
 			}
 			continue
 		}
+		if woken && !q.starving.Load() && time.Since(since) >= seqStarveAfter {
+			q.starving.Store(true)
+		}
 		if w&seqWaiting == 0 && !q.w.CompareAndSwap(w, w|seqWaiting) {
-			continue // unlocked, or its tail moved, meanwhile
+			continue // let go of, or its tail moved, meanwhile
 		}
 		// The bit is set and mu held: the unlock that clears it
-		// signals after this wait has begun (Wait lets go of mu).
+		// signals after this wait has begun (Wait lets go of mu). If
+		// the lock is free (starving), a signal is on its way to the
+		// one parked longest, since every parked one set the bit
+		// before it parked: that one takes it, and its unlock signals.
+		if !woken {
+			since = time.Now()
+		}
 		p.waiting++
 		p.cond.Wait()
 		p.waiting--
+		woken = true
 	}
 }
 

@@ -78,6 +78,9 @@ func TestSeqExcludesAndCountsEveryAppend(t *testing.T) {
 	if w := q.w.Load(); w&(seqLocked|seqWaiting) != 0 {
 		t.Fatalf("word %b after the last unlock, want neither bit", w&3)
 	}
+	if q.starving.Load() {
+		t.Fatal("starving after the last contender took the lock")
+	}
 }
 
 // TestSeqWakesEveryParkedContender parks contenders behind a holder, then
