@@ -26,6 +26,11 @@ import (
 // Skipped: the log keeps state, not history. Memory is proportional to the
 // keys kept.
 //
+// The publishing goroutine calls key once per publication, before the value
+// gets its offset, with no lock held: a key function may publish, and one
+// that panics panics the Publish that called it, the value neither kept nor
+// delivered, and the log goes on.
+//
 // RetainLatest panics like Retain, and if key is nil. A follower, Read and a
 // replay of such a log take its lock (it is not a ring), for as long as they
 // copy values out. Declaring T retained again, either way, with the same
@@ -37,11 +42,16 @@ func (b *Broker) RetainLatest[T any, K comparable](key func(T) K, r Retention) {
 	b.retain(r, func(l *logOf[T]) { l.keyed = newKeyed(key, r.Count) }, reflect.TypeFor[K]())
 }
 
-// A keyedLog keeps the latest value of each key of a log. Its methods are
-// called with the log's sequencing point held.
+// A keyedLog keeps the latest value of each key of a log. Its methods but
+// lockFor are called with the log's sequencing point held.
 type keyedLog[T any] interface {
+	// lockFor calls the key function on v, then takes q, the log's
+	// sequencing point, keeping v's key for put: the user's function runs
+	// with no lock held, so that it may panic or publish.
+	lockFor(q *seq, v T)
 	// put keeps v, of offset o and time nanos, dropping the value of the same
 	// key, the oldest key beyond the bound, and the values older than oldest.
+	// Its key is the one lockFor kept.
 	put(o uint64, nanos, oldest int64, v T)
 	// read copies into buf the values kept from offset from on that are not
 	// older than oldest, and returns how many, and the offset after the last
@@ -73,6 +83,7 @@ type keyed[T any, K comparable] struct {
 	live  int               // the items not dead
 	index map[K]int         // the index of each key's item
 	first int               // items[:first] are dead
+	next  K                 // the key of the value being published (see lockFor); guarded by the sequencing point
 }
 
 type keyedItem[T any, K comparable] struct {
@@ -87,8 +98,16 @@ func newKeyed[T any, K comparable](key func(T) K, max int) *keyed[T, K] {
 	return &keyed[T, K]{key: key, max: max, index: make(map[K]int)}
 }
 
-func (c *keyed[T, K]) put(o uint64, nanos, oldest int64, v T) {
+func (c *keyed[T, K]) lockFor(q *seq, v T) {
 	k := c.key(v)
+	q.Lock()
+	c.next = k
+}
+
+func (c *keyed[T, K]) put(o uint64, nanos, oldest int64, v T) {
+	k := c.next
+	var zero K
+	c.next = zero // not kept alive by the log
 	if i, ok := c.index[k]; ok {
 		c.drop(i)
 	}

@@ -145,3 +145,72 @@ func TestRetainLatestBadInput(t *testing.T) {
 	wantPanic("Retain of a type kept per key", func() { b.Retain[kPrice](topic.Retention{Count: 4}) })
 	wantPanic("another bound", func() { b.RetainLatest(kSKU, topic.Retention{Count: 5}) })
 }
+
+// TestALatestPerKeyLogsKeyFunctionMayPanic: a key function that panics
+// panics the Publish that called it, before the value gets an offset, and
+// leaves the log as it was: the next publication, a replay, a Read and a
+// follower all go on (the function ran with no lock held).
+func TestALatestPerKeyLogsKeyFunctionMayPanic(t *testing.T) {
+	var b topic.Broker
+	b.RetainLatest(func(p kPrice) string {
+		if p.SKU == "" {
+			panic("no SKU")
+		}
+		return p.SKU
+	}, topic.Retention{Count: 8})
+	b.Publish(kPrice{"a", 1})
+	func() {
+		defer func() {
+			if r := recover(); r != "no SKU" {
+				t.Fatalf("recovered %v, want the key function's panic", r)
+			}
+		}()
+		b.Publish(kPrice{"", 2})
+	}()
+	done := make(chan []string)
+	go func() {
+		b.Publish(kPrice{"b", 3})
+		recs, next, _ := b.Read[kPrice](0, 10)
+		f := b.Follow(topic.Replay[kPrice](topic.Earliest()))
+		defer f.Close()
+		buf := make([]topic.Record[kPrice], 10)
+		n := f.Read(buf)
+		done <- append(kShow(recs), fmt.Sprint(next), fmt.Sprint(kShow(buf[:n])))
+	}()
+	select {
+	case got := <-done:
+		want := []string{"a=1@0", "b=3@1", "2", "[a=1@0 b=3@1]"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("after the panic: %q, want %q", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the log stayed locked after its key function panicked")
+	}
+}
+
+// TestALatestPerKeyLogsKeyFunctionMayPublish: a key function that publishes
+// a value of the same type does not deadlock: the inner publication gets its
+// offset first, since the outer one has not taken the sequencing point yet.
+func TestALatestPerKeyLogsKeyFunctionMayPublish(t *testing.T) {
+	var b topic.Broker
+	b.RetainLatest(func(p kPrice) string {
+		if p.SKU == "bundle" {
+			b.Publish(kPrice{"part", p.Cents / 2})
+		}
+		return p.SKU
+	}, topic.Retention{Count: 8})
+	done := make(chan []string)
+	go func() {
+		b.Publish(kPrice{"bundle", 10})
+		recs, _, _ := b.Read[kPrice](0, 10)
+		done <- kShow(recs)
+	}()
+	select {
+	case got := <-done:
+		if want := []string{"part=5@0", "bundle=10@1"}; !slices.Equal(got, want) {
+			t.Fatalf("kept %q, want %q", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a key function that publishes deadlocked its log")
+	}
+}

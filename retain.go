@@ -468,7 +468,11 @@ func recordOf[T any](l *logOf[T], o uint64, nanos int64, v T) Record[T] {
 // receive it live. It returns v's offset.
 func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
 	now := l.stamp()
-	l.mu.Lock()
+	if l.keyed != nil {
+		l.keyed.lockFor(&l.mu, v)
+	} else {
+		l.mu.Lock()
+	}
 	off, nanos := l.appendLocked(v, now)
 	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].
 	r := (*route[T])(unsafe.Pointer(e.route.Load()))
