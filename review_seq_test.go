@@ -128,7 +128,10 @@ func TestReviewSeqBargersAndParkersWhileSignalsAreHeld(t *testing.T) {
 		// and none of their unlocks finds the waiting bit (the swap cleared
 		// it, and no contender can set it without mu).
 		for range 5 {
-			q.Lock()
+			// Not q.Lock: a late contender may take the lock as it
+			// yields, and a barger that then parks would wait for the
+			// mu this test holds, forever.
+			rs2Barge(t, &q)
 			q.next++
 			if q.w.Load()&seqWaiting != 0 {
 				t.Fatalf("round %d: waiting bit set with mu held by the test", round)

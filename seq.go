@@ -2,6 +2,7 @@ package topic
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,21 +22,21 @@ import (
 //	  write the value at offset next; next++
 //	  Unlock: swap word: next << 2
 //
-// Invariant: only the holder changes the tail bits, and only in the swap
-// that lets go; a contender only sets the waiting bit of a locked word. So a
-// reader that loads the word sees a tail stored after every value below it
-// was written (the swap orders the holder's plain writes before it), and a
+// Invariant: only the holder changes the tail bits, in the swap that lets
+// go (or in publish); a contender only sets the waiting bit. So a reader
+// that loads the word sees a tail stored after every value below it was
+// written (the swap orders the holder's plain writes before it), and a
 // holder reads a tail no one else can change.
 //
 // Contenders yield a few times, then park (see seqPark); the unlocking swap
 // that finds the waiting bit set wakes one. A parked contender that takes
-// the lock keeps the bit set while others are parked (waiting counts them),
+// the lock keeps the bit set while others are parked (see seqPark),
 // so the one that next lets go wakes the next: no parked contender is
 // forgotten. A woken contender may lose the lock to one that never parked,
 // as with sync.Mutex in its normal mode; and as in sync.Mutex's starvation
 // mode, once a woken contender has waited longer than seqStarveAfter, those
 // that never parked park too, so that the lock goes to the parked ones in
-// the order they parked (sync.Cond signals the longest waiting first).
+// the order they parked (see seqPark).
 //
 // The zero seq is unlocked at offset 0. It must not be copied after first
 // use.
@@ -51,12 +52,22 @@ type seq struct {
 	park atomic.Pointer[seqPark] // made by the first contender to park; never changes then
 }
 
-// seqPark is where a seq's contenders park, off the word's cache line.
+// seqPark is where a seq's contenders park, off the word's cache line: a
+// queue, the longest waiting first. A woken contender that finds the lock
+// taken goes back to the front, as in sync.Mutex, so that the order it
+// parked in is kept.
 type seqPark struct {
-	mu      sync.Mutex // guards waiting, and cond's waits and signals
-	cond    sync.Cond  // of mu
-	waiting int        // contenders parked on cond; guarded by mu
+	mu     sync.Mutex
+	parked []*seqWaiter // guarded by mu
+	woken  int          // taken off parked by a wake and not back yet; guarded by mu
 }
+
+// A seqWaiter is a parked contender's place: one wake-up is sent on c.
+type seqWaiter struct{ c chan struct{} }
+
+// seqWaiters keeps the places of contenders that have parked, so that
+// parking allocates nothing once a log's contenders have.
+var seqWaiters = sync.Pool{New: func() any { return &seqWaiter{c: make(chan struct{}, 1)} }}
 
 // parking returns q's seqPark, making it if it is the first.
 func (q *seq) parking() *seqPark {
@@ -64,7 +75,6 @@ func (q *seq) parking() *seqPark {
 		return p
 	}
 	p := new(seqPark)
-	p.cond.L = &p.mu
 	if q.park.CompareAndSwap(nil, p) {
 		return p
 	}
@@ -106,21 +116,27 @@ func (q *seq) lockSlow() uint64 {
 	}
 	p := q.parking()
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	var since time.Time // when it first parked
+	var me *seqWaiter
 	woken := false
 	for {
 		w := q.w.Load()
 		// Starving, one that has not parked leaves a free lock to the
-		// woken one, which is on its way (see below).
-		if w&seqLocked == 0 && (woken || p.waiting == 0 || !q.starving.Load()) {
+		// parked, the first of whom is woken, or on its way (below).
+		if w&seqLocked == 0 && (woken || !q.starving.Load() || len(p.parked) == 0 && p.woken == 0) {
 			nw := w | seqLocked
-			if p.waiting > 0 {
+			if len(p.parked) > 0 {
 				nw |= seqWaiting // the others stay woken by the next unlock
 			}
 			if q.w.CompareAndSwap(w, nw) {
-				if woken && q.starving.Load() && (p.waiting == 0 || time.Since(since) < seqStarveAfter) {
-					q.starving.Store(false) // no one left who waited long
+				if woken && q.starving.Load() && (len(p.parked) == 0 && p.woken == 0 || time.Since(since) < seqStarveAfter) {
+					// No one left parked, or none parked longer
+					// than this one, which waited less.
+					q.starving.Store(false)
+				}
+				p.mu.Unlock()
+				if me != nil {
+					seqWaiters.Put(me)
 				}
 				return w >> seqShift
 			}
@@ -132,17 +148,23 @@ func (q *seq) lockSlow() uint64 {
 		if w&seqWaiting == 0 && !q.w.CompareAndSwap(w, w|seqWaiting) {
 			continue // let go of, or its tail moved, meanwhile
 		}
-		// The bit is set and mu held: the unlock that clears it
-		// signals after this wait has begun (Wait lets go of mu). If
-		// the lock is free (starving), a signal is on its way to the
-		// one parked longest, since every parked one set the bit
-		// before it parked: that one takes it, and its unlock signals.
-		if !woken {
-			since = time.Now()
+		// The bit is set and mu held: the unlock that clears it wakes
+		// the first parked after this one is in the queue. If the lock
+		// is free (starving), every one parked set the bit before it
+		// parked, so the first of them is woken or about to be: it
+		// takes the lock, and its unlock wakes the next.
+		if me == nil {
+			me, since = seqWaiters.Get().(*seqWaiter), time.Now()
 		}
-		p.waiting++
-		p.cond.Wait()
-		p.waiting--
+		if woken {
+			p.parked = slices.Insert(p.parked, 0, me) // it waited longest
+		} else {
+			p.parked = append(p.parked, me)
+		}
+		p.mu.Unlock()
+		<-me.c
+		p.mu.Lock()
+		p.woken--
 		woken = true
 	}
 }
@@ -155,14 +177,19 @@ func (q *seq) Unlock() {
 	}
 }
 
-// wake wakes one parked contender. The waiting bit was set by one that
-// made the seqPark first.
+// wake wakes the first parked contender. The waiting bit was set by one
+// that made the seqPark and parked.
 //
 //go:noinline
 func (q *seq) wake() {
 	p := q.park.Load()
 	p.mu.Lock()
-	p.cond.Signal()
+	if len(p.parked) > 0 {
+		me := p.parked[0]
+		p.parked = slices.Delete(p.parked, 0, 1)
+		p.woken++
+		me.c <- struct{}{} // buffered, and sent once per park
+	}
 	p.mu.Unlock()
 }
 

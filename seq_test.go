@@ -15,7 +15,7 @@ func (q *seq) parked() int {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.waiting
+	return len(p.parked)
 }
 
 // waitParked waits until n contenders are parked on q.

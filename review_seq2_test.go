@@ -1,0 +1,501 @@
+package topic
+
+// Adversarial tests, second round, of seq's starvation mode (commit
+// 674e5e3). The scenarios are placed by holding the seqPark's mu (an unlock
+// then swaps and waits to signal) and by sleeping only to make a contender's
+// wait at least seqStarveAfter: a longer sleep only makes that more true.
+// Timeouts detect a hang; none decides a pass.
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// rs2Log records, under the seq itself, who took it and whether the seq was
+// starving as it held it.
+type rs2Log struct {
+	who      []string
+	starving []bool
+}
+
+// rs2Take takes q, records name, and lets go.
+//
+//go:noinline
+func rs2Take(q *seq, l *rs2Log, name string) {
+	q.Lock()
+	l.who = append(l.who, name)
+	l.starving = append(l.starving, q.starving.Load())
+	q.next++
+	q.Unlock()
+}
+
+// rs2Newcomer is rs2Take under a name that a goroutine dump shows.
+//
+//go:noinline
+func rs2Newcomer(q *seq, l *rs2Log, name string) { rs2Take(q, l, name) }
+
+// rs2NewcomerBlockedOnMu reports whether a goroutine in rs2Newcomer is in
+// lockSlow, blocked to take the seqPark's mu (not parked on the cond).
+func rs2NewcomerBlockedOnMu() bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for g := range bytes.SplitSeq(buf, []byte("\n\n")) {
+		s := string(g)
+		if strings.Contains(s, "rs2Newcomer") && strings.Contains(s, "(*seq).lockSlow") &&
+			strings.Contains(s, "sync.(*Mutex).Lock") && !strings.Contains(s, "(*Cond).Wait") {
+			return true
+		}
+	}
+	return false
+}
+
+// rs2Starving parks A, then B (each after the other has waited at least
+// seqStarveAfter if longB, else only A), behind the test holding q; then
+// lets go with the signal held back, takes q again as a barger and lets the
+// signal go: A, woken, finds q held after waiting >= seqStarveAfter, sets
+// starving and parks again. On return the test holds q, starving is set,
+// and A and B are parked.
+func rs2Starving(t *testing.T, q *seq, l *rs2Log, wg *sync.WaitGroup, longB bool) *seqPark {
+	t.Helper()
+	q.Lock()
+	wg.Go(func() { rs2Take(q, l, "A") })
+	waitParked(t, q, 1)
+	time.Sleep(2 * seqStarveAfter)
+	wg.Go(func() { rs2Take(q, l, "B") })
+	waitParked(t, q, 2)
+	if longB {
+		time.Sleep(2 * seqStarveAfter)
+	}
+	p := q.park.Load()
+	p.mu.Lock()
+	var ug sync.WaitGroup
+	ug.Go(q.Unlock) // swaps, then waits for mu to signal
+	rsWaitFor(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
+	if q.starving.Load() {
+		t.Fatal("starving before any woken contender found the lock held")
+	}
+	rs2Barge(t, q) // nothing is starving yet
+	p.mu.Unlock()
+	ug.Wait() // A is signalled (the longest parked), finds the barger
+	rsWaitFor(t, "starving, set by the woken A", q.starving.Load)
+	if n := q.parked(); n != 2 { // mu: A has parked again
+		t.Fatalf("%d parked after A lost to the barger, want 2", n)
+	}
+	if w := q.w.Load(); w&seqWaiting == 0 {
+		t.Fatalf("A parked again without the waiting bit: %b", w&3)
+	}
+	return p
+}
+
+// TestReviewSeqStarvingServesTheParkedInTheOrderTheyParked: the doc says
+// that once starving, the lock goes to the parked ones in the order they
+// parked. A parked first and has waited longest; woken, it lost to a barger
+// and parked again. So A must get the lock before B, which parked after it.
+// (sync.Mutex queues a woken waiter that lost at the head, for this reason.)
+// seq's A calls cond.Wait again and so queues behind B: B, whose wait may be
+// short, takes the lock and may clear starving with A still parked, and A
+// may lose to a barger again, and again.
+func TestReviewSeqStarvingServesTheParkedInTheOrderTheyParked(t *testing.T) {
+	for round := range 5 {
+		var q seq
+		var l rs2Log
+		var wg sync.WaitGroup
+		rs2Starving(t, &q, &l, &wg, false)
+		q.Unlock()
+		waitDone(t, &wg, "after the barger let go")
+		if !slices.Equal(l.who, []string{"A", "B"}) {
+			t.Fatalf("round %d: starving, the lock went to %v; A parked first and waited longest", round, l.who)
+		}
+	}
+}
+
+// TestReviewSeqStarvingStaysWhileALongWaiterIsParked: A and B have both
+// waited longer than seqStarveAfter. Whichever takes the lock first must
+// leave starving set (the other still waits, long), the last must clear it,
+// and it stays clear once all are done.
+func TestReviewSeqStarvingStaysWhileALongWaiterIsParked(t *testing.T) {
+	for round := range 5 {
+		var q seq
+		var l rs2Log
+		var wg sync.WaitGroup
+		rs2Starving(t, &q, &l, &wg, true)
+		q.Unlock()
+		waitDone(t, &wg, "after the barger let go")
+		if len(l.who) != 2 {
+			t.Fatalf("round %d: takers %v", round, l.who)
+		}
+		if !l.starving[0] {
+			t.Fatalf("round %d: %s took the lock with %s still parked after a long wait, and starving was cleared", round, l.who[0], l.who[1])
+		}
+		if q.starving.Load() {
+			t.Fatalf("round %d: starving still set after the last parked contender took the lock (takers %v, starving as each held it %v)", round, l.who, l.starving)
+		}
+		if w := q.w.Load(); w&3 != 0 {
+			t.Fatalf("round %d: bits %b after all let go", round, w&3)
+		}
+		// Contention has ended: the next Lock takes the fast path.
+		q.Lock()
+		q.Unlock()
+		if q.starving.Load() {
+			t.Fatalf("round %d: starving set by an uncontended Lock", round)
+		}
+	}
+}
+
+// TestReviewSeqANewcomerLeavesAFreeLockToTheParkedWhileStarving: starving,
+// with A and B parked, the lock is let go of with its signal held back. A
+// newcomer finds it free: it must not take it (not by the fast path, not
+// by yielding, not once it has mu) but park, and the parked ones get it
+// before the newcomer; everyone gets through; starving ends cleared.
+func TestReviewSeqANewcomerLeavesAFreeLockToTheParkedWhileStarving(t *testing.T) {
+	for round := range 20 {
+		var q seq
+		var l rs2Log
+		var wg sync.WaitGroup
+		p := rs2Starving(t, &q, &l, &wg, true)
+		p.mu.Lock()
+		var ug sync.WaitGroup
+		ug.Go(q.Unlock) // swaps; the signal waits for mu
+		rsWaitFor(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
+		var took atomic.Bool
+		wg.Go(func() {
+			rs2Newcomer(&q, &l, "N")
+			took.Store(true)
+		})
+		// Either the newcomer takes the free lock (wrong) or it
+		// reaches mu to park (right).
+		rsWaitFor(t, "the newcomer taking the lock or blocking on mu", func() bool {
+			return took.Load() || rs2NewcomerBlockedOnMu()
+		})
+		if took.Load() {
+			p.mu.Unlock()
+			t.Fatalf("round %d: a newcomer took the free lock while starving, two parked", round)
+		}
+		if w := q.w.Load(); w&seqLocked != 0 {
+			t.Fatalf("round %d: lock taken while all are held back: %b", round, w&3)
+		}
+		p.mu.Unlock() // the signal, and the newcomer, go
+		ug.Wait()
+		waitDone(t, &wg, fmt.Sprintf("round %d: after the newcomer", round))
+		if len(l.who) != 3 || l.who[2] != "N" {
+			t.Fatalf("round %d: starving, the lock went to %v; the newcomer N must come after the parked A and B", round, l.who)
+		}
+		if q.starving.Load() {
+			t.Fatalf("round %d: starving still set after all took the lock (%v, %v)", round, l.who, l.starving)
+		}
+		if w := q.w.Load(); w&3 != 0 {
+			t.Fatalf("round %d: bits %b after all let go", round, w&3)
+		}
+	}
+}
+
+// TestReviewSeqNewcomersParkOnAFreeLockAndAllGetThrough: many newcomers
+// arrive while starving and the lock is free (the signal held back): those
+// that reach mu park on the free lock; once the signal goes, every one of
+// them is woken in turn, and starving ends cleared with the bits clear.
+func TestReviewSeqNewcomersParkOnAFreeLockAndAllGetThrough(t *testing.T) {
+	for round := range 10 {
+		var q seq
+		var l rs2Log
+		var wg sync.WaitGroup
+		p := rs2Starving(t, &q, &l, &wg, true)
+		p.mu.Lock()
+		var ug sync.WaitGroup
+		ug.Go(q.Unlock)
+		rsWaitFor(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
+		n := 3 + round%4
+		for i := range n {
+			wg.Go(func() { rs2Newcomer(&q, &l, fmt.Sprint("N", i)) })
+		}
+		time.Sleep(time.Millisecond) // let some reach mu: not needed to pass
+		p.mu.Unlock()
+		ug.Wait()
+		waitDone(t, &wg, fmt.Sprintf("round %d", round))
+		if len(l.who) != n+2 {
+			t.Fatalf("round %d: %d took the lock, want %d", round, len(l.who), n+2)
+		}
+		if q.starving.Load() {
+			t.Fatalf("round %d: starving still set after all took the lock (%v)", round, l.who)
+		}
+		if w := q.w.Load(); w&3 != 0 {
+			t.Fatalf("round %d: bits %b after all let go", round, w&3)
+		}
+		if got := q.tail(); got != uint64(n+2) {
+			t.Fatalf("round %d: tail %d, want %d", round, got, n+2)
+		}
+	}
+}
+
+// rs2Locker is what the hog harness runs against: seq, or sync.Mutex for
+// comparison.
+type rs2Locker interface {
+	Lock()
+	Unlock()
+}
+
+// rs2Hogs runs hogs goroutines that take the lock in a loop (holding it for
+// a little work, now and then across a yield, so that some park), beside a
+// victim that takes it rounds times; it returns the victim's sorted waits.
+// A victim's Lock that does not return in 10 s fails the test (starved or
+// hung). check runs in each section, alone.
+func rs2Hogs(t *testing.T, mu rs2Locker, hogs, rounds int, check func()) []time.Duration {
+	t.Helper()
+	var stop atomic.Bool
+	var hg sync.WaitGroup
+	var sink atomic.Int64
+	for h := range hogs {
+		hg.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				mu.Lock()
+				check()
+				x := 0
+				for j := range 200 {
+					x += j
+				}
+				sink.Add(int64(x))
+				if (i+h)%32 == 0 {
+					runtime.Gosched()
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	defer func() { stop.Store(true); hg.Wait() }()
+	waits := make([]time.Duration, 0, rounds)
+	for k := range rounds {
+		time.Sleep(200 * time.Microsecond)
+		start := time.Now()
+		done := make(chan struct{})
+		go func() {
+			mu.Lock()
+			check()
+			mu.Unlock()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the victim waited 10 s beside %d hogs (worst so far %v)", k, hogs, slices.Max(append(waits, 0)))
+		}
+		waits = append(waits, time.Since(start))
+	}
+	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
+	return waits
+}
+
+func rs2Pct(w []time.Duration) string {
+	return fmt.Sprintf("p50 %v p99 %v max %v", w[len(w)/2], w[len(w)*99/100], w[len(w)-1])
+}
+
+// TestReviewSeqHogsDoNotStarveAVictim: with starvation mode, a victim beside
+// hogs (more than cores) must get the lock within the hang detector every
+// time; its waits are logged beside sync.Mutex's in the same harness. After
+// the hogs stop, the sections all ran alone, and starving is clear.
+func TestReviewSeqHogsDoNotStarveAVictim(t *testing.T) {
+	rounds := 300
+	if testing.Short() {
+		rounds = 60
+	}
+	for _, hogs := range []int{1, 2, 2 * runtime.GOMAXPROCS(0), 4*runtime.GOMAXPROCS(0) + 1} {
+		t.Run(fmt.Sprint("hogs=", hogs), func(t *testing.T) {
+			var q seq
+			var inside atomic.Int32
+			var sections int64
+			check := func() {
+				if inside.Add(1) != 1 {
+					t.Error("two in a section")
+				}
+				sections++ // plain: the race detector checks exclusion
+				q.next++
+				inside.Add(-1)
+			}
+			waits := rs2Hogs(t, &q, hogs, rounds, check)
+			var m sync.Mutex
+			mwaits := rs2Hogs(t, &m, hogs, rounds, func() {})
+			t.Logf("victim's wait beside %d hogs: seq %s; sync.Mutex %s", hogs, rs2Pct(waits), rs2Pct(mwaits))
+			if q.starving.Load() {
+				t.Fatal("starving still set after every goroutine let go")
+			}
+			if w := q.w.Load(); w&3 != 0 {
+				t.Fatalf("bits %b after every goroutine let go", w&3)
+			}
+			if q.tail() != uint64(sections) {
+				t.Fatalf("tail %d, %d sections", q.tail(), sections)
+			}
+			if n := q.parked(); n != 0 {
+				t.Fatalf("%d parked after every goroutine let go", n)
+			}
+		})
+	}
+}
+
+// TestReviewSeqStarvingEndsWhenContentionEnds: rounds of heavy contention
+// (sections held across yields, so that woken contenders wait long and set
+// starving), each followed by quiet: once all have let go, starving is
+// clear, no one is parked, and the next Lock takes the fast path.
+func TestReviewSeqStarvingEndsWhenContentionEnds(t *testing.T) {
+	var q seq
+	var plain int
+	var set atomic.Int64 // rounds in which starving was seen set
+	rounds, each := 20, 300
+	if testing.Short() {
+		rounds = 5
+	}
+	for r := range rounds {
+		var wg sync.WaitGroup
+		var progress atomic.Int64
+		n := 3*runtime.GOMAXPROCS(0) + r%4
+		var seen atomic.Bool
+		for g := range n {
+			wg.Go(func() {
+				for i := range each {
+					q.Lock()
+					plain++
+					q.next++
+					if q.starving.Load() {
+						seen.Store(true)
+					}
+					if (i+g)%8 == 0 {
+						time.Sleep(50 * time.Microsecond) // long section: waits pass 1 ms
+					}
+					q.Unlock()
+					progress.Add(1)
+				}
+			})
+		}
+		rsWaitProgress(t, &wg, &progress, fmt.Sprintf("round %d", r))
+		if seen.Load() {
+			set.Add(1)
+		}
+		if q.starving.Load() {
+			t.Fatalf("round %d: starving still set after contention ended", r)
+		}
+		if n := q.parked(); n != 0 {
+			t.Fatalf("round %d: %d parked after all let go", r, n)
+		}
+		if w := q.w.Load(); w&3 != 0 {
+			t.Fatalf("round %d: bits %b after all let go", r, w&3)
+		}
+	}
+	if got, want := q.tail(), uint64(plain); got != want {
+		t.Fatalf("tail %d, %d sections", got, want)
+	}
+	t.Logf("starving seen set in %d of %d rounds", set.Load(), rounds)
+}
+
+// TestReviewSeqALongWaiterIsNotPassedOverForever: A has waited longer than
+// seqStarveAfter. In each cycle a contender B parks behind A; the holder
+// lets go and a barger takes the lock before A's signal arrives; A, woken,
+// finds it held and sets starving. From then on the lock must go to A
+// first, the one parked longest: the cycle must end with A holding it. If
+// instead B (parked after A) is served first, B, whose own wait is short,
+// clears starving, and the next barger beats A again: A is passed over
+// without bound. The test fails after 200 such cycles. (It passes at once
+// when A is served first; if B's wait happens to pass seqStarveAfter, B
+// leaves starving set and A gets the lock next, which also ends it.)
+// rs2Barge takes q as a contender that never parks: the test may hold the
+// seqPark's mu, which parking would wait for. It fails after 10 s.
+func rs2Barge(t *testing.T, q *seq) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if w := q.w.Load(); w&seqLocked == 0 && q.w.CompareAndSwap(w, w|seqLocked) {
+			q.next = w >> seqShift
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("barging: the lock not free for 10 s")
+		}
+		runtime.Gosched()
+	}
+}
+
+// rs2Spin is rsWaitFor without sleeping, where a contender's wait is
+// meant to stay short: it yields until cond holds, failing after 10 s.
+func rs2Spin(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 10 s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+func TestReviewSeqALongWaiterIsNotPassedOverForever(t *testing.T) {
+	const cycles = 200
+	var q seq
+	var wg sync.WaitGroup
+	var aDone atomic.Bool
+	q.Lock() // the test holds it
+	wg.Go(func() { q.Lock(); aDone.Store(true); q.next++; q.Unlock() })
+	waitParked(t, &q, 1)
+	time.Sleep(2 * seqStarveAfter)
+	p := q.park.Load()
+	release := q.Unlock // lets go of the lock as its current holder
+	var gates []func()  // each lets a B's section end, once
+	defer func() {
+		for _, g := range gates {
+			g()
+		}
+		waitDone(t, &wg, "the contenders")
+		if q.starving.Load() {
+			t.Error("starving still set after all let go")
+		}
+	}()
+	passed, start, why := 0, time.Now(), ""
+	for ; passed < cycles; passed++ {
+		gate, got := make(chan struct{}), make(chan struct{})
+		open := sync.OnceFunc(func() { close(gate) })
+		gates = append(gates, open)
+		wg.Go(func() { q.Lock(); q.next++; close(got); <-gate; q.Unlock() })
+		rs2Spin(t, "B parked behind A", func() bool { return q.parked() == 2 })
+		p.mu.Lock()
+		var ug sync.WaitGroup
+		ug.Go(release) // swaps; its signal waits for mu
+		rs2Spin(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
+		if q.starving.Load() {
+			// The last B left starving set: A is served next.
+			why = "B left starving set (its wait passed seqStarveAfter)"
+			p.mu.Unlock()
+			ug.Wait()
+			break
+		}
+		rs2Barge(t, &q) // before A's signal; starving is clear
+		p.mu.Unlock()
+		ug.Wait()
+		rs2Spin(t, "A, woken, finding the barger", q.starving.Load)
+		if n := q.parked(); n != 2 {
+			t.Fatalf("cycle %d: %d parked, want A and B", passed, n)
+		}
+		q.Unlock() // starving: to A, parked first
+		rs2Spin(t, "A or B taking the lock", func() bool {
+			select {
+			case <-got:
+				return true
+			default:
+				return aDone.Load()
+			}
+		})
+		if aDone.Load() {
+			why = "A was served before B"
+			break
+		}
+		// B holds it, having cleared starving (its wait was short): the
+		// next cycle lets go of it as B.
+		release = open
+	}
+	if passed == cycles {
+		t.Fatalf("A, parked first and starving, was passed over %d times in %v by contenders that parked after it", passed, time.Since(start))
+	}
+	t.Logf("A got the lock after being passed over %d times: %s", passed, why)
+}
