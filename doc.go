@@ -154,7 +154,10 @@
 // A Broker is safe for concurrent publication, subscription, cancellation,
 // and delivery. Publication takes no lock: concurrent publishers never wait
 // for each other or for a subscription or cancellation in progress, except
-// the first time a broker with interface subscriptions routes a type (or, for
+// publishers of one retained type, which take turns at its sequencing point
+// (held for an append and the sends to its subscriptions, never while a
+// function of the user's runs, and fair: one that waits longer than a
+// millisecond goes before those that have not waited), and the first time a broker with interface subscriptions routes a type (or, for
 // an interface type, a dynamic type) it has not routed before, which it
 // resolves once under the broker's lock. A From function may publish,
 // subscribe and cancel on the same broker, and so may a goroutine ranging over
