@@ -143,6 +143,7 @@ func TestReviewSeqStarvingStaysWhileALongWaiterIsParked(t *testing.T) {
 		}
 		// Contention has ended: the next Lock takes the fast path.
 		q.Lock()
+		q.next++
 		q.Unlock()
 		if q.starving.Load() {
 			t.Fatalf("round %d: starving set by an uncontended Lock", round)

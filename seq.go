@@ -62,12 +62,10 @@ type seqPark struct {
 	woken  int          // taken off parked by a wake and not back yet; guarded by mu
 }
 
-// A seqWaiter is a parked contender's place: one wake-up is sent on c.
+// A seqWaiter is a parked contender's place: one wake-up is sent on c. Each
+// park makes its own: a channel made inside a testing/synctest bubble may
+// not be used outside it, so places are not pooled.
 type seqWaiter struct{ c chan struct{} }
-
-// seqWaiters keeps the places of contenders that have parked, so that
-// parking allocates nothing once a log's contenders have.
-var seqWaiters = sync.Pool{New: func() any { return &seqWaiter{c: make(chan struct{}, 1)} }}
 
 // parking returns q's seqPark, making it if it is the first.
 func (q *seq) parking() *seqPark {
@@ -135,9 +133,6 @@ func (q *seq) lockSlow() uint64 {
 					q.starving.Store(false)
 				}
 				p.mu.Unlock()
-				if me != nil {
-					seqWaiters.Put(me)
-				}
 				return w >> seqShift
 			}
 			continue
@@ -154,7 +149,7 @@ func (q *seq) lockSlow() uint64 {
 		// parked, so the first of them is woken or about to be: it
 		// takes the lock, and its unlock wakes the next.
 		if me == nil {
-			me, since = seqWaiters.Get().(*seqWaiter), time.Now()
+			me, since = &seqWaiter{c: make(chan struct{}, 1)}, time.Now()
 		}
 		if woken {
 			p.parked = slices.Insert(p.parked, 0, me) // it waited longest

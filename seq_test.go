@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -119,6 +120,7 @@ func TestSeqPublishKeepsTheLockAndTheWaitingBit(t *testing.T) {
 	for range 3 {
 		wg.Go(func() {
 			q.Lock()
+			q.next++ // after the test's 9: ends at 12
 			q.Unlock()
 		})
 	}
@@ -137,8 +139,8 @@ func TestSeqPublishKeepsTheLockAndTheWaitingBit(t *testing.T) {
 	q.next = 9
 	q.Unlock()
 	waitDone(t, &wg, "after publish and unlock")
-	if got := q.tail(); got != 9 {
-		t.Fatalf("tail %d, want 9", got)
+	if got := q.tail(); got != 12 {
+		t.Fatalf("tail %d, want 12", got)
 	}
 }
 
@@ -187,4 +189,33 @@ func TestSeqReadersSeeOnlyWrittenValues(t *testing.T) {
 	waitDone(t, &wg, "writers")
 	close(stop)
 	rg.Wait()
+}
+
+// TestSeqParksInsideAndOutsideSynctestBubbles: contenders park on one seq
+// outside a testing/synctest bubble, then inside one, then outside again. A
+// channel made in a bubble may not be used outside it (the runtime stops
+// the process), so no parked contender's place may outlive its park.
+func TestSeqParksInsideAndOutsideSynctestBubbles(t *testing.T) {
+	var q seq
+	contend := func(wait func()) {
+		q.Lock()
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				q.Lock()
+				q.next++
+				q.Unlock()
+			})
+		}
+		wait()
+		q.Unlock()
+		wg.Wait()
+	}
+	outside := func() { waitParked(t, &q, 3) }
+	contend(outside)
+	synctest.Test(t, func(t *testing.T) { contend(synctest.Wait) })
+	contend(outside)
+	if got := q.tail(); got != 9 {
+		t.Fatalf("tail %d, want 9", got)
+	}
 }
