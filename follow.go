@@ -178,7 +178,10 @@ func AckWait[T any](d time.Duration) Option[T] {
 // A channel follower commits a value once its channel has taken it (so a
 // durable one that must resume exactly where its receiver stopped should
 // have a Buffer of zero); a handler commits once its function returned nil,
-// or the value is dead-lettered or lost. Broker.Seek moves a named one.
+// or the value is dead-lettered or lost. Broker.Seek moves a named one. A
+// handler follower's queue is the log: a stop with DiscardOnStop (or a
+// Shutdown whose context ends) discards the value in hand, and leaves the
+// values after it in the log, uncommitted.
 func Follow[T any]() Option[T] { return follow[T](followChannel) }
 
 // follow is the Follow option, for a channel, a handler or a Follower.

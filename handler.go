@@ -491,8 +491,16 @@ func (h *handler[T]) nextOfTwo(w *work[T]) bool {
 
 // nextFollowed is next for a follower: it takes the next value from the log,
 // waiting for one if it has to; false once the follower quits.
+//
+// Discarding (DiscardOnStop, or a Shutdown whose context ended), it takes no
+// more: what follows the value in hand stays in the log, uncommitted, for
+// the follower's name to resume from, rather than be read only to be
+// discarded (which depended on whether the stop had ended the follower yet).
 func (h *handler[T]) nextFollowed(w *work[T]) bool {
 	for {
+		if h.discarding.Load() {
+			return false
+		}
 		if v, off, ok := w.feed.tryNext(); ok {
 			w.v, w.off = v, off
 			return true
