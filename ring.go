@@ -13,9 +13,9 @@ import (
 // values retention has dropped while that reader is copying one of them.
 //
 // The slots are grouped in chunks of a power of two (the last one may be
-// shorter), each guarded by its word: the offset its first slot holds plus
-// one (zero for none) in its high bits, and a count of the readers copying
-// from it.
+// shorter), each guarded by its word: the name of the offset its first slot
+// holds (see chunkName; zero for none) in its high bits, and a count of the
+// readers copying from it.
 //
 //	writer of offset o                         reader of offsets o, o+1, …
 //	  first slot of a chunk:                     load word: names o's chunk?
@@ -68,6 +68,10 @@ type chunkWord struct {
 const (
 	slotShift   = 16
 	slotReaders = 1<<slotShift - 1 // the readers count's bits
+	// nameBits is the width of a chunk's name (see chunkName), one bit
+	// short of the word's high bits so that a name is never zero.
+	nameBits = 64 - slotShift - 1
+	nameMask = 1<<nameBits - 1
 	// maxChunkShift bounds a chunk at 64 values: the spare chunk a ring
 	// keeps and the values a reader copies under one count.
 	maxChunkShift = 6
@@ -99,6 +103,16 @@ func newRing[T any](cap int) *ring[T] {
 	}
 }
 
+// chunkName returns the name a chunk word gives the chunk whose first slot
+// holds offset first: its low nameBits bits plus one, never zero, which
+// stands for a chunk never entered. Offsets are 64 bits and a word has 48
+// for the name, so names repeat every 2^47 offsets; two chunks a reader
+// compares hold offsets less than two rings apart (it pins only offsets
+// below a tail it loaded and at most the ring's size behind the writer, as
+// far as it knows), so the signed difference of their names (see pinSlow)
+// orders them, at any offset (TestRingOffsetsPastTheChunkWordsBits).
+func chunkName(first uint64) uint64 { return first&nameMask + 1 }
+
 // index returns the slot of offset o.
 func (r *ring[T]) index(o uint64) uint64 { return o % r.n }
 
@@ -127,7 +141,7 @@ func (r *ring[T]) enter(o, s uint64) {
 	w := &r.chunks[s>>r.shift].word
 	for spin := 0; ; spin++ {
 		x := w.Load()
-		if x&slotReaders == 0 && w.CompareAndSwap(x, (o+1)<<slotShift) {
+		if x&slotReaders == 0 && w.CompareAndSwap(x, chunkName(o)<<slotShift) {
 			return
 		}
 		if spin > 16 {
@@ -160,7 +174,7 @@ func (r *ring[T]) pin(o uint64) (s, run uint64, st readStatus) {
 func (r *ring[T]) pinAt(o, s uint64) (run uint64, st readStatus) {
 	first := o - s&r.last // the offset of the chunk's first slot
 	w := &r.chunks[s>>r.shift].word
-	if x := w.Load(); x>>slotShift == first+1 && x&slotReaders != slotReaders && w.CompareAndSwap(x, x+1) {
+	if x := w.Load(); x>>slotShift == chunkName(first) && x&slotReaders != slotReaders && w.CompareAndSwap(x, x+1) {
 		return min(r.n, s|r.last+1) - s, readOK // inlined: the common case
 	}
 	return r.pinSlow(first, s)
@@ -170,13 +184,17 @@ func (r *ring[T]) pinAt(o, s uint64) (run uint64, st readStatus) {
 // slot of s's chunk.
 func (r *ring[T]) pinSlow(first, s uint64) (run uint64, st readStatus) {
 	w := &r.chunks[s>>r.shift].word
+	want := chunkName(first)
 	for spin := 0; ; spin++ {
 		x := w.Load()
-		switch seq := x >> slotShift; {
-		case seq > first+1:
-			return 0, readGone
-		case seq < first+1:
+		name := x >> slotShift
+		// The names' difference, sign-extended from nameBits bits.
+		d := int64((name-want)<<(64-nameBits)) >> (64 - nameBits)
+		switch {
+		case name == 0 || d < 0:
 			return 0, readNotYet
+		case d > 0:
+			return 0, readGone
 		case x&slotReaders != slotReaders && w.CompareAndSwap(x, x+1):
 			return min(r.n, s|r.last+1) - s, readOK
 		}
@@ -209,7 +227,7 @@ func (r *ring[T]) copyInto(n *ring[T], from, to uint64) {
 	for o := from; o < to; o++ {
 		n.cells[d] = r.cells[s] // readers only read r's
 		if o == from || d&n.last == 0 {
-			n.chunks[d>>n.shift].word.Store((o - d&n.last + 1) << slotShift)
+			n.chunks[d>>n.shift].word.Store(chunkName(o-d&n.last) << slotShift)
 		}
 		s, d = r.next(s), n.next(d)
 	}
