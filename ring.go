@@ -106,11 +106,14 @@ func newRing[T any](cap int) *ring[T] {
 // chunkName returns the name a chunk word gives the chunk whose first slot
 // holds offset first: its low nameBits bits plus one, never zero, which
 // stands for a chunk never entered. Offsets are 64 bits and a word has 48
-// for the name, so names repeat every 2^47 offsets; two chunks a reader
-// compares hold offsets less than two rings apart (it pins only offsets
-// below a tail it loaded and at most the ring's size behind the writer, as
-// far as it knows), so the signed difference of their names (see pinSlow)
-// orders them, at any offset (TestRingOffsetsPastTheChunkWordsBits).
+// for the name, so names repeat every 2^47 offsets, and pinSlow orders two
+// names by their signed difference in nameBits bits. That is right while
+// the offsets differ by less than 2^46: a reader pins an offset at most a
+// ring's size below a tail it loaded, and the writer names chunks at most a
+// chunk past its tail, so they differ by more only if the writer appends
+// 2^46 values (days, at any rate a log reaches) while one reader is between
+// loading the tail and pinning. TestRingOffsetsPastTheChunkWordsBits reads
+// a ring across 2^47, 2^48, 2^63 and the end of uint64.
 func chunkName(first uint64) uint64 { return first&nameMask + 1 }
 
 // index returns the slot of offset o.
