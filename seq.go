@@ -39,8 +39,9 @@ import (
 // that never parked park too, so that the lock goes to the parked ones in
 // the order they parked (see seqPark).
 //
-// The zero seq is unlocked at offset 0. It must not be copied after first
-// use.
+// The tail has 62 bits: 2^62 publications of one type, more than a century
+// at a billion a second. The zero seq is unlocked at offset 0. It must not
+// be copied after first use.
 type seq struct {
 	w atomic.Uint64
 	// starving is set while a parked contender that was woken has waited
