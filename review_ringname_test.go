@@ -13,7 +13,6 @@ package topic
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -215,12 +214,14 @@ func TestReviewRingWritesAcrossNameWraps(t *testing.T) {
 // Attack: copyInto at every bound, with the copied range before, across and
 // after it, and its first offset anywhere in the new ring's chunk: what it
 // copies reads back right from both rings, and the writer then goes on in
-// the new ring, lapping it three times, every value kept reading right and
+// the new ring, lapping it twice, every value kept reading right and
 // the dropped gone (as in appendLocked: l.slot = n.index(o)).
 func TestReviewRingCopyIntoAcrossNameWraps(t *testing.T) {
 	t.Parallel()
 	for _, g := range []struct{ from, to int }{{8, 16}, {8, 9}, {16, 32}, {17, 34}, {100, 200}, {100, 150}, {512, 1000}, {1000, 2000}} {
-		for _, b := range append(rnBounds, math.MaxUint64-8000) {
+		// The bounds where names wrap (2^47, 2^48, 2^63) and the end of
+		// uint64; the others of rnBounds add time under -race, not cases.
+		for _, b := range []uint64{1 << 47, 1 << 48, 1 << 63, math.MaxUint64 - 8000} {
 			for _, delta := range []int64{-int64(g.from) - 1, -int64(g.from) / 2, 0, 1, int64(g.from)/2 + 3, int64(g.from) + 5} {
 				r := newRing[uint64](g.from)
 				to := b + uint64(delta)
@@ -246,7 +247,7 @@ func TestReviewRingCopyIntoAcrossNameWraps(t *testing.T) {
 					continue
 				}
 				nw := &rnWriter{r: n, o: to, s: n.index(to)}
-				for range 3 * n.n {
+				for range 2 * n.n {
 					o, s := nw.write()
 					lo := max(from, o-min(uint64(n.cap)-1, o))
 					if !rnCheckKept(t, fmt.Sprintf("%s, then tail %d", what, o+1), n, lo, o, g.to <= 200 || o%37 == 0) {
@@ -626,48 +627,6 @@ func rnCheckRecords(t *testing.T, what string, l *logOf[rnV], count uint64, prev
 	}
 	*prev = int64(recs[len(recs)-1].Offset)
 	return true
-}
-
-// Attack, out of a log's reach (its tail has 62 bits): a writer that keeps
-// track of its slot writes a ring across the end of uint64, offset 0 after
-// MaxUint64. The slot of offset o is o mod n, which jumps there unless n
-// divides 2^64, so the readers' slots and the writer's part: this shows
-// that they never pin another offset's values (no wrong value), though for
-// the sizes that do not divide 2^64 they lose the values written after the
-// wrap (logged), and that a ring of 1024 slots reads everything right
-// across it. TestRingOffsetsPastTheChunkWordsBits writes up to the end of
-// uint64, not across it.
-func TestReviewRingAcrossTheEndOfUint64(t *testing.T) {
-	t.Parallel()
-	for _, count := range rnCounts {
-		r := newRing[uint64](count)
-		pow2 := bits.OnesCount64(r.n) == 1
-		first := rnStart(r, math.MaxUint64-2*r.n)
-		w := newRnWriter(r, first)
-		lost := 0
-		for range 4 * r.n {
-			o, _ := w.write()
-			for back := range min(uint64(r.cap), o-first+1) {
-				k := o - back
-				v, nanos, st := r.read(k)
-				switch {
-				case st == readOK && (v != k || nanos != int64(k)):
-					t.Errorf("cap %d (%d slots), tail %d: offset %d reads %d (time %d)", count, r.n, o+1, k, v, nanos)
-					return
-				case st != readOK && pow2:
-					t.Errorf("cap %d (%d slots), tail %d: offset %d, kept, reads status %d", count, r.n, o+1, k, st)
-					return
-				case st != readOK:
-					lost++
-				}
-			}
-		}
-		if pow2 {
-			t.Logf("cap %d (%d slots): every kept value read right across the end of uint64", count, r.n)
-		} else {
-			t.Logf("cap %d (%d slots): %d reads of kept values found them gone or not yet after the end of uint64", count, r.n, lost)
-		}
-	}
 }
 
 // Attack on the comment's bound: a reader loads the tail, then stalls while

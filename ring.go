@@ -109,11 +109,13 @@ func newRing[T any](cap int) *ring[T] {
 // for the name, so names repeat every 2^47 offsets, and pinSlow orders two
 // names by their signed difference in nameBits bits. That is right while
 // the offsets differ by less than 2^46: a reader pins an offset at most a
-// ring's size below a tail it loaded, and the writer names chunks at most a
-// chunk past its tail, so they differ by more only if the writer appends
-// 2^46 values (days, at any rate a log reaches) while one reader is between
-// loading the tail and pinning. TestRingOffsetsPastTheChunkWordsBits reads
-// a ring across 2^47, 2^48, 2^63 and the end of uint64.
+// ring's size below a tail it loaded, and the writer names chunks up to its
+// own tail, so they differ by more only if the writer appends 2^46 values
+// (days, at any rate a log reaches) while one reader is between loading the
+// tail and pinning. Past that bound a gone chunk may read as not yet (which
+// readers treat alike); a value of another offset needs a stall of 2^47.
+// TestRingOffsetsPastTheChunkWordsBits reads a ring across 2^47, 2^48 and
+// 2^63 and up to the end of uint64 (a log's tail ends at 2^62).
 func chunkName(first uint64) uint64 { return first&nameMask + 1 }
 
 // index returns the slot of offset o.

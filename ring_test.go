@@ -127,7 +127,7 @@ func TestRingChunks(t *testing.T) {
 
 // TestRingOffsetsPastTheChunkWordsBits writes a ring at offsets where a
 // chunk word's 48 bits for a name no longer hold the offset (2^47, 2^48,
-// 2^63, the end of uint64) and reads every value it keeps back, each
+// 2^63, up to the end of uint64) and reads every value it keeps back, each
 // dropped one as gone and each chunk not entered yet as not yet: names
 // repeat, their order must not.
 func TestRingOffsetsPastTheChunkWordsBits(t *testing.T) {
