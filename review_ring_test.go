@@ -329,12 +329,18 @@ func TestReview11FollowerMatchesModel(t *testing.T) {
 // r11Tail returns the tail of T's log, loaded after whatever came before.
 func r11Tail(b *Broker) uint64 { return b.logOf[r11V]().mu.tail() }
 
-// r11CheckFollowed checks a batch a follower read: contiguous, values their
-// offsets, the gap from the previous record the first one's Skipped, and
-// what it skipped gone by the tail loaded after the read (no spurious skip).
+// r11CheckFollowed checks a batch a follower of b read (see checkFollowed).
 func r11CheckFollowed(t *testing.T, what string, b *Broker, count uint64, prev *int64, recs []Record[r11V], seeks bool) bool {
 	t.Helper()
-	tailAfter := r11Tail(b)
+	return checkFollowed(t, what, r11Tail(b), count, prev, recs, seeks)
+}
+
+// checkFollowed checks a batch a follower read: contiguous, values their
+// offsets, the gap from the previous record the first one's Skipped (unless
+// seeks moved it), and what it skipped gone by tailAfter, the tail loaded
+// after the read (no spurious skip).
+func checkFollowed[V ~uint64](t *testing.T, what string, tailAfter, count uint64, prev *int64, recs []Record[V], seeks bool) bool {
+	t.Helper()
 	for j, rec := range recs {
 		if uint64(rec.Value) != rec.Offset {
 			t.Errorf("%s: offset %d holds %d", what, rec.Offset, rec.Value)

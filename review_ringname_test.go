@@ -597,36 +597,10 @@ func TestReviewLogReadsAcrossNameWraps(t *testing.T) {
 	}
 }
 
-// rnCheckRecords checks a batch a follower read: contiguous, values their
-// offsets, the gap from the previous record the first one's Skipped, and
-// what it skipped gone by the tail loaded after the read.
+// rnCheckRecords checks a batch a follower of l read (see checkFollowed).
 func rnCheckRecords(t *testing.T, what string, l *logOf[rnV], count uint64, prev *int64, recs []Record[rnV]) bool {
 	t.Helper()
-	tailAfter := l.mu.tail()
-	for j, rec := range recs {
-		if uint64(rec.Value) != rec.Offset {
-			t.Errorf("%s: offset %d holds %d", what, rec.Offset, rec.Value)
-			return false
-		}
-		if j > 0 && (rec.Offset != recs[j-1].Offset+1 || rec.Skipped != 0) {
-			t.Errorf("%s: offset %d (Skipped %d) after %d in one read", what, rec.Offset, rec.Skipped, recs[j-1].Offset)
-			return false
-		}
-	}
-	if len(recs) == 0 {
-		return true
-	}
-	r0 := recs[0]
-	if gap := int64(r0.Offset) - *prev - 1; gap != int64(r0.Skipped) {
-		t.Errorf("%s: offset %d after %d, told %d skipped", what, r0.Offset, *prev, r0.Skipped)
-		return false
-	}
-	if r0.Skipped > 0 && r0.Offset-1+count >= tailAfter {
-		t.Errorf("%s: offset %d told skipped (Skipped %d) but kept at tail %d with count %d", what, r0.Offset-1, r0.Skipped, tailAfter, count)
-		return false
-	}
-	*prev = int64(recs[len(recs)-1].Offset)
-	return true
+	return checkFollowed(t, what, l.mu.tail(), count, prev, recs, false)
 }
 
 // Attack on the comment's bound: a reader loads the tail, then stalls while
