@@ -532,7 +532,7 @@ func TestReviewLogReadsAcrossNameWraps(t *testing.T) {
 						for {
 							fin := done.Load()
 							n := f.Read(buf)
-							if !rnCheckRecords(t, fmt.Sprintf("follower buf %d", L), l, uint64(count), &prev, buf[:n]) {
+							if !checkFollowed(t, fmt.Sprintf("follower buf %d", L), l.mu.tail(), uint64(count), &prev, buf[:n], false) {
 								return
 							}
 							for _, rec := range buf[:n] {
@@ -595,12 +595,6 @@ func TestReviewLogReadsAcrossNameWraps(t *testing.T) {
 			})
 		}
 	}
-}
-
-// rnCheckRecords checks a batch a follower of l read (see checkFollowed).
-func rnCheckRecords(t *testing.T, what string, l *logOf[rnV], count uint64, prev *int64, recs []Record[rnV]) bool {
-	t.Helper()
-	return checkFollowed(t, what, l.mu.tail(), count, prev, recs, false)
 }
 
 // Attack on the comment's bound: a reader loads the tail, then stalls while

@@ -2,7 +2,6 @@ package topic
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -121,37 +120,6 @@ func TestRingChunks(t *testing.T) {
 		}
 		if got, want := len(r.chunks), (tc.cap+2*tc.chunk-1)/tc.chunk; got != want {
 			t.Errorf("cap %d: %d chunks, want %d", tc.cap, got, want)
-		}
-	}
-}
-
-// TestRingOffsetsPastTheChunkWordsBits writes a ring at offsets where a
-// chunk word's 48 bits for a name no longer hold the offset (2^47, 2^48,
-// 2^63, up to the end of uint64) and reads every value it keeps back, each
-// dropped one as gone and each chunk not entered yet as not yet: names
-// repeat, their order must not.
-func TestRingOffsetsPastTheChunkWordsBits(t *testing.T) {
-	t.Parallel()
-	const keep = 64
-	for _, start := range []uint64{0, 1<<47 - 100, 1<<48 - 100, 1<<63 - 100, math.MaxUint64 - 400} {
-		r := newRing[uint64](keep)
-		start -= start % r.n // at slot 0, where the writer enters a chunk first
-		for o := start; o < start+300; o++ {
-			r.write(o, r.index(o), int64(o), o)
-			for k := o - min(keep-1, o-start); k <= o; k++ {
-				if v, nanos, st := r.read(k); st != readOK || v != k || nanos != int64(k) {
-					t.Fatalf("start %d, tail %d: offset %d reads %d (time %d), status %d", start, o+1, k, v, nanos, st)
-				}
-			}
-			if o-start >= r.n {
-				if _, _, st := r.read(o - r.n); st != readGone {
-					t.Fatalf("start %d, tail %d: offset %d, dropped, reads status %d, not gone", start, o+1, o-r.n, st)
-				}
-			}
-			next := o | r.last + 1 // the first offset of the next chunk, not entered yet
-			if _, _, st := r.pin(next); st != readNotYet {
-				t.Fatalf("start %d, tail %d: offset %d, not written, pins with status %d, not not yet", start, o+1, next, st)
-			}
 		}
 	}
 }
