@@ -271,13 +271,13 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 		// Losses are counted inside the guard, so that once a cancel
 		// returns the subscription's counts are final (see Broker.Watch);
 		// reported to OnLoss outside it.
-		c := g.enter()
+		c := g.enter(1)
 		if s.dead.Load() {
 			sealed := s.sealed.Load()
 			if sealed {
 				s.lost.add(Closed) // Shutdown closed it after the route was loaded
 			}
-			g.exit(c)
+			c.exit()
 			if sealed {
 				s.report(Loss[T]{Cause: Closed, Value: v}, later)
 			}
@@ -285,13 +285,13 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 		}
 		select {
 		case ch <- v:
-			g.exit(c)
+			c.exit()
 			return
 		default:
 		}
 		if s.policy != DropOldest || cap(ch) == 0 || attempt == maxEvictions {
 			s.lost.addFull()
-			g.exit(c)
+			c.exit()
 			s.report(Loss[T]{Cause: Full, Value: v}, later)
 			return
 		}
@@ -306,7 +306,7 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 			s.lost.add(Evicted)
 		default:
 		}
-		g.exit(c)
+		c.exit()
 		if evicted {
 			s.report(Loss[T]{Cause: Evicted, Value: old}, later)
 		}
@@ -424,12 +424,12 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 		countFull(r.direct) // every send would fail: no guard
 		return
 	}
-	c := g.enter()
+	c := g.enter(len(r.direct))
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
 	r = (*route[T])(unsafe.Pointer(e.route.Load()))
 	if r == nil || !r.plain {
-		g.exit(c)
+		c.exit()
 		if r != nil {
 			deliver(g, e, r, v) // changed meanwhile
 		}
@@ -447,29 +447,29 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 			o.sub.lost.addFull()
 		}
 	}
-	g.exit(c)
+	c.exit()
 }
 
 // sendBoxedDirect offers v to the route of entry e, a route of plain
 // interface subscriptions only (onlyBoxed): it is send, made short, as
 // sendDirect is.
-func sendBoxedDirect[T any](g *guard, e *entry, v T) {
-	c := g.enter()
+func sendBoxedDirect[T any](g *guard, e *entry, r *route[T], v T) {
+	x := any(v) // the one boxing, shared by every interface subscription, outside the guard (see guard.enter)
+	c := g.enter(len(r.boxed))
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
-	r := (*route[T])(unsafe.Pointer(e.route.Load()))
+	r = (*route[T])(unsafe.Pointer(e.route.Load()))
 	if r == nil || !r.onlyBoxed {
-		g.exit(c)
+		c.exit()
 		if r != nil {
 			deliver(g, e, r, v) // changed meanwhile
 		}
 		return
 	}
-	x := any(v) // the one boxing, shared by every interface subscription
 	for _, s := range r.boxed {
 		s.sendBoxed(x, s.tab)
 	}
-	g.exit(c)
+	c.exit()
 }
 
 // droppedAll reports whether every buffer of outs is full, so that every
@@ -597,12 +597,15 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 		// rejects then touches no shared word at all.)
 		return r, nil
 	}
-	c := g.enter()
+	if boxed && len(r.boxed)+len(r.boxedSlow) > 0 {
+		x = any(v) // the one boxing, shared by every interface subscription, outside the guard (see guard.enter)
+	}
+	c := g.enter(len(r.direct) + len(r.boxed))
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
 	r = (*route[T])(unsafe.Pointer(e.route.Load()))
 	if r == nil {
-		g.exit(c)
+		c.exit()
 		return nil, nil
 	}
 	for i := range r.direct {
@@ -618,11 +621,13 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 		}
 	}
 	if boxed && len(r.boxed)+len(r.boxedSlow) > 0 {
-		x = any(v) // the one boxing, shared by every interface subscription
+		if x == nil {
+			x = any(v) // the route changed since it was loaded: rare
+		}
 		for _, s := range r.boxed {
 			s.sendBoxed(x, s.tab)
 		}
 	}
-	g.exit(c)
+	c.exit()
 	return r, x
 }
