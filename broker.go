@@ -90,7 +90,7 @@ func (b *Broker) Publish[T any](v T) {
 		return
 	}
 	if r.onlyBoxed {
-		sendBoxedDirect(t.guard, e, r, v)
+		sendBoxedDirect(t.guard, e, v)
 		return
 	}
 	if r.solo != nil {

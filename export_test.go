@@ -7,12 +7,8 @@ type Guard = guard
 // NewGuard returns a guard as a broker makes one.
 func NewGuard() *Guard { return newGuard() }
 
-// EnterExit enters and leaves g, as one publication to a subscription does.
-func (g *guard) EnterExit() { g.enter(1).exit() }
-
-// EnterExitStriped enters and leaves g as a publication to more than
-// pinnedMax subscriptions does: into the striped counters.
-func (g *guard) EnterExitStriped() { g.enter(pinnedMax + 1).exit() }
+// EnterExit enters and leaves g, as one publication does.
+func (g *guard) EnterExit() { g.exit(g.enter()) }
 
 // Goroutines returns the number of goroutines the broker runs: its handlers'
 // workers and Shutdown's drain. A worker is counted until just before its

@@ -7,79 +7,98 @@ import (
 	"testing"
 )
 
-func TestGuardPinsShortSectionsOnly(t *testing.T) {
-	g := newGuard()
-	if len(g.pins) == 0 {
-		t.Fatal("a guard has no pinned counters")
+// guardSums returns what set e of g counted in, and out on the Ps' own
+// counters and on the striped ones.
+func guardSums(g *guard, e int) (in, outPinned, outStriped int64) {
+	for i := e; i < len(g.pins); i += 2 {
+		outPinned += atomic.LoadInt64(&g.pins[i].n)
 	}
-	for _, c := range []struct {
-		sends  int
-		pinned bool
-	}{{0, true}, {1, true}, {pinnedMax, true}, {pinnedMax + 1, false}, {10000, false}} {
-		s := g.enter(c.sends)
-		if s.pinned != c.pinned {
-			t.Errorf("a section of %d sends pinned: %v, want %v", c.sends, s.pinned, c.pinned)
+	for i := range g.out[e] {
+		outStriped += atomic.LoadInt64(&g.out[e][i].n)
+	}
+	for i := range g.in[e] {
+		in += atomic.LoadInt64(&g.in[e][i].n)
+	}
+	return in, outPinned, outStriped
+}
+
+// checkDrained fails t unless every set of g has counted out every
+// publisher it counted in.
+func checkDrained(t *testing.T, g *guard) {
+	t.Helper()
+	for e := range 2 {
+		if in, p, s := guardSums(g, e); in != p+s {
+			t.Errorf("set %d counted %d publishers in and %d out (%d on the Ps' counters, %d striped) after every section ended", e, in, p+s, p, s)
 		}
-		if got := atomic.LoadInt64(s.n); got != 1 {
-			t.Errorf("a section of %d sends: its counter is %d inside, want 1", c.sends, got)
-		}
-		s.exit()
-		if got := atomic.LoadInt64(s.n); got != 0 {
-			t.Errorf("a section of %d sends: its counter is %d after exit, want 0", c.sends, got)
-		}
+	}
+}
+
+func TestGuardCountsOutOnTheCounterOfItsP(t *testing.T) {
+	g := newGuard()
+	if len(g.pins) != 2*min(runtime.GOMAXPROCS(0), maxPins) {
+		t.Fatalf("a guard has %d counters of Ps, want two for each of the %d Ps", len(g.pins), runtime.GOMAXPROCS(0))
+	}
+	e := g.enter()
+	if in, p, s := guardSums(g, int(e)); in != 1 || p+s != 0 {
+		t.Errorf("inside: counted %d in and %d out, want 1 and 0", in, p+s)
+	}
+	if g.drained(e) {
+		t.Error("a set with a publisher inside is drained")
+	}
+	g.exit(e)
+	if in, p, s := guardSums(g, int(e)); in != 1 || p != 1 || s != 0 {
+		t.Errorf("after exit: counted %d in, %d out on the Ps' counters and %d striped, want 1, 1 and 0", in, p, s)
+	}
+	if !g.drained(e) {
+		t.Error("a set every publisher left is not drained")
 	}
 	// A P without a counter of its own (GOMAXPROCS raised after the guard
-	// was made) enters the striped counters.
+	// was made) counts out into the striped counters.
 	g = &guard{}
-	s := g.enter(1)
-	if s.pinned {
-		t.Error("a section pinned with no pinned counters")
+	e = g.enter()
+	g.exit(e)
+	if in, p, s := guardSums(g, int(e)); in != 1 || p != 0 || s != 1 {
+		t.Errorf("with no counters of Ps: counted %d in, %d out on the Ps' counters and %d striped, want 1, 0 and 1", in, p, s)
 	}
-	s.exit()
 	g.wait()
 }
 
-// TestGuardPinnedCounterHasOneWriterAtATime runs more goroutines than Ps in
-// pinned sections: each must find its counter at one inside, its own count
-// alone, or exit's plain store would lose another's. (Under the race
-// detector it also checks that exit's decrement is ordered before the next
-// section's increment on that P.)
-func TestGuardPinnedCounterHasOneWriterAtATime(t *testing.T) {
+// TestGuardCountsEveryPublisherOutExactly runs more goroutines than Ps in
+// and out of the guard: the plain increment of a P's counter must never lose
+// another goroutine's, so that the counts out add up to the counts in. (Under
+// the race detector it also checks that a P's increments are ordered.)
+func TestGuardCountsEveryPublisherOutExactly(t *testing.T) {
 	rounds := 100000
 	if testing.Short() {
 		rounds = 10000
 	}
 	g := newGuard()
-	var shared atomic.Int64
 	var wg sync.WaitGroup
-	for range 2 * runtime.GOMAXPROCS(0) {
+	goroutines := 4 * runtime.GOMAXPROCS(0)
+	for range goroutines {
 		wg.Go(func() {
 			for range rounds {
-				s := g.enter(1)
-				if n := atomic.LoadInt64(s.n); s.pinned && n != 1 {
-					shared.Add(1)
-				}
-				s.exit()
+				g.exit(g.enter())
 			}
 		})
 	}
 	wg.Wait()
-	if n := shared.Load(); n != 0 {
-		t.Errorf("%d sections found another inside their pinned counter", n)
+	var in, out int64
+	for e := range 2 {
+		i, p, s := guardSums(g, e)
+		in, out = in+i, out+p+s
 	}
-	for i := range g.pins {
-		if n := atomic.LoadInt64(&g.pins[i].n); n != 0 {
-			t.Errorf("pinned counter %d is %d after every section ended", i, n)
-		}
+	if want := int64(goroutines * rounds); in != want || out != want {
+		t.Errorf("counted %d in and %d out, want %d each", in, out, want)
 	}
 }
 
-// TestGuardWaitOutlastsEverySectionThatSawTheRoute runs publishers that, in
-// short (pinned) and long (striped) sections, load a route and send on the
-// channel it holds, against a canceller that replaces the route, waits and
-// closes the channel it replaced: a wait that returned while a section that
-// loaded the old route was still inside would let that section send on a
-// closed channel, which panics.
+// TestGuardWaitOutlastsEverySectionThatSawTheRoute runs publishers that load
+// a route inside the guard and send on the channel it holds, against a
+// canceller that replaces the route, waits and closes the channel it
+// replaced: a wait that returned while a section that loaded the old route
+// was still inside would let that section send on a closed channel, which
+// panics.
 func TestGuardWaitOutlastsEverySectionThatSawTheRoute(t *testing.T) {
 	rounds := 20000
 	if testing.Short() {
@@ -92,21 +111,17 @@ func TestGuardWaitOutlastsEverySectionThatSawTheRoute(t *testing.T) {
 	var stop atomic.Bool
 	var sent atomic.Int64
 	var wg sync.WaitGroup
-	for i := range max(2, runtime.GOMAXPROCS(0)) {
+	for range 2 * runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			sends := 1
-			if i%2 == 1 {
-				sends = pinnedMax + 1 // a long section: striped
-			}
 			for n := 0; !stop.Load(); n++ {
-				s := g.enter(sends)
+				e := g.enter()
 				ch := *route.Load()
 				select {
 				case ch <- n:
 					sent.Add(1)
 				default:
 				}
-				s.exit()
+				g.exit(e)
 				if n%64 == 0 {
 					runtime.Gosched() // let the canceller run on one P too
 				}
@@ -121,18 +136,7 @@ func TestGuardWaitOutlastsEverySectionThatSawTheRoute(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
-	for i := range g.pins {
-		if n := atomic.LoadInt64(&g.pins[i].n); n != 0 {
-			t.Errorf("pinned counter %d is %d after every section ended", i, n)
-		}
-	}
-	for s := range g.sets {
-		for i := range g.sets[s] {
-			if n := atomic.LoadInt64(&g.sets[s][i].n); n != 0 {
-				t.Errorf("striped counter %d of set %d is %d after every section ended", i, s, n)
-			}
-		}
-	}
+	checkDrained(t, g)
 	if sent.Load() == 0 {
 		t.Error("no section sent anything: the test tested nothing")
 	}

@@ -157,9 +157,19 @@ func (l Lost) Of(c Cause) uint64 {
 // like the guard's, so that publishers of a saturated subscription in
 // parallel do not all write one cache line. A handler counts its own
 // causes, Errored and Discarded, apart.
+//
+// A publication whose subscriptions' buffers are all full counts its drops
+// without entering the guard, so it may count one after the subscription's
+// cancel has returned. The subscription's close freezes its Full count
+// (freezeFull) so that its counts are final from then on: such a drop is
+// then one of a publication that came after the cancel, which is not
+// counted.
 type lossCounter struct {
 	base    [lossSlots]atomic.Uint64
 	stripes atomic.Pointer[[guardStripes]lossStripe] // set once, when contended
+	// full is the Full count once frozen, plus one; zero until then. Set
+	// once, by the close of the subscription.
+	full atomic.Uint64
 }
 
 // The causes a lossCounter counts, by slot.
@@ -233,5 +243,12 @@ func (c *lossCounter) load() Lost {
 			}
 		}
 	}
+	if f := c.full.Load(); f != 0 {
+		n[0] = f - 1
+	}
 	return Lost{Full: n[0], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}
 }
+
+// freezeFull makes the Full count what it is now for good: later drops
+// counted without the guard are not loaded (see lossCounter).
+func (c *lossCounter) freezeFull() { c.full.Store(c.load().Full + 1) }

@@ -134,6 +134,7 @@ func (s *sub[T]) closeLocked() {
 			return // its pump closes the channel
 		}
 	}
+	s.lost.freezeFull() // no publisher inside the guard still counts for it
 	close(s.ch)
 	if s.opt != nil && s.opt.redrive != nil {
 		close(s.opt.redrive)
@@ -271,13 +272,13 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 		// Losses are counted inside the guard, so that once a cancel
 		// returns the subscription's counts are final (see Broker.Watch);
 		// reported to OnLoss outside it.
-		c := g.enter(1)
+		c := g.enter()
 		if s.dead.Load() {
 			sealed := s.sealed.Load()
 			if sealed {
 				s.lost.add(Closed) // Shutdown closed it after the route was loaded
 			}
-			c.exit()
+			g.exit(c)
 			if sealed {
 				s.report(Loss[T]{Cause: Closed, Value: v}, later)
 			}
@@ -285,13 +286,13 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 		}
 		select {
 		case ch <- v:
-			c.exit()
+			g.exit(c)
 			return
 		default:
 		}
 		if s.policy != DropOldest || cap(ch) == 0 || attempt == maxEvictions {
 			s.lost.addFull()
-			c.exit()
+			g.exit(c)
 			s.report(Loss[T]{Cause: Full, Value: v}, later)
 			return
 		}
@@ -306,7 +307,7 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 			s.lost.add(Evicted)
 		default:
 		}
-		c.exit()
+		g.exit(c)
 		if evicted {
 			s.report(Loss[T]{Cause: Evicted, Value: old}, later)
 		}
@@ -424,12 +425,12 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 		countFull(r.direct) // every send would fail: no guard
 		return
 	}
-	c := g.enter(len(r.direct))
+	c := g.enter()
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
 	r = (*route[T])(unsafe.Pointer(e.route.Load()))
 	if r == nil || !r.plain {
-		c.exit()
+		g.exit(c)
 		if r != nil {
 			deliver(g, e, r, v) // changed meanwhile
 		}
@@ -447,20 +448,20 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 			o.sub.lost.addFull()
 		}
 	}
-	c.exit()
+	g.exit(c)
 }
 
 // sendBoxedDirect offers v to the route of entry e, a route of plain
 // interface subscriptions only (onlyBoxed): it is send, made short, as
 // sendDirect is.
-func sendBoxedDirect[T any](g *guard, e *entry, r *route[T], v T) {
-	x := any(v) // the one boxing, shared by every interface subscription, outside the guard (see guard.enter)
-	c := g.enter(len(r.boxed))
+func sendBoxedDirect[T any](g *guard, e *entry, v T) {
+	x := any(v) // the one boxing, shared by every interface subscription, outside the guard
+	c := g.enter()
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
-	r = (*route[T])(unsafe.Pointer(e.route.Load()))
+	r := (*route[T])(unsafe.Pointer(e.route.Load()))
 	if r == nil || !r.onlyBoxed {
-		c.exit()
+		g.exit(c)
 		if r != nil {
 			deliver(g, e, r, v) // changed meanwhile
 		}
@@ -469,7 +470,7 @@ func sendBoxedDirect[T any](g *guard, e *entry, r *route[T], v T) {
 	for _, s := range r.boxed {
 		s.sendBoxed(x, s.tab)
 	}
-	c.exit()
+	g.exit(c)
 }
 
 // droppedAll reports whether every buffer of outs is full, so that every
@@ -598,14 +599,14 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 		return r, nil
 	}
 	if boxed && len(r.boxed)+len(r.boxedSlow) > 0 {
-		x = any(v) // the one boxing, shared by every interface subscription, outside the guard (see guard.enter)
+		x = any(v) // the one boxing, shared by every interface subscription, outside the guard
 	}
-	c := g.enter(len(r.direct) + len(r.boxed))
+	c := g.enter()
 	// The route must be loaded inside the guard (see guard).
 	// Safety: as in Publish.
 	r = (*route[T])(unsafe.Pointer(e.route.Load()))
 	if r == nil {
-		c.exit()
+		g.exit(c)
 		return nil, nil
 	}
 	for i := range r.direct {
@@ -628,6 +629,6 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 			s.sendBoxed(x, s.tab)
 		}
 	}
-	c.exit()
+	g.exit(c)
 	return r, x
 }

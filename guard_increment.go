@@ -4,8 +4,8 @@ package topic
 
 import "sync/atomic"
 
-// decrement stores one less at p, after every memory operation before it:
+// increment adds one to *p after every memory operation before it:
 // atomically, on the architectures where a plain store may pass earlier ones,
 // and under the race detector, which learns the order from it (see
-// guard_decrement_tso.go).
-func decrement(p *int64) { atomic.AddInt64(p, -1) }
+// guard_increment_tso.go).
+func increment(p *int64) { atomic.AddInt64(p, 1) }
