@@ -2,6 +2,7 @@ package topic
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 )
@@ -167,10 +168,14 @@ func (l Lost) Of(c Cause) uint64 {
 type lossCounter struct {
 	base    [lossSlots]atomic.Uint64
 	stripes atomic.Pointer[[guardStripes]lossStripe] // set once, when contended
-	// full is the Full count once frozen, plus one; zero until then. Set
-	// once, by the close of the subscription.
+	// full is the Full count once frozen, plus one; zero until then, and
+	// frozeNow while it is being frozen. Set once, by the close of the
+	// subscription (see freezeFull).
 	full atomic.Uint64
 }
+
+// frozeNow marks a Full count being frozen (see freezeFull).
+const frozeNow = ^uint64(0)
 
 // The causes a lossCounter counts, by slot.
 const lossSlots = 5
@@ -230,8 +235,36 @@ func (c *lossCounter) addStriped(k Cause) {
 }
 
 // load returns the counts. Counts added concurrently may or may not be in
-// it; once the additions have returned, they are.
+// it; once the additions have returned, they are. Full never reads less than
+// it read before, though a freeze ignores later counts (see freezeFull).
 func (c *lossCounter) load() Lost {
+	for {
+		l := c.sum()
+		switch f := c.full.Load(); f {
+		case 0:
+			return l
+		case frozeNow:
+			runtime.Gosched() // a close is freezing it: a moment
+		default:
+			l.Full = f - 1
+			return l
+		}
+	}
+}
+
+// freezeFull makes the Full count what it is now for good: later drops
+// counted without the guard are not loaded (see lossCounter). It marks the
+// count as being frozen before it sums it, and a load that finds the mark
+// after its own sum waits for the frozen count: so a load that returns a
+// count it summed summed before the mark, and the frozen count, summed
+// after, is not less (the counters only grow).
+func (c *lossCounter) freezeFull() {
+	c.full.Store(frozeNow)
+	c.full.Store(c.sum().Full + 1)
+}
+
+// sum returns the counts as the counters hold them.
+func (c *lossCounter) sum() Lost {
 	var n [lossSlots]uint64
 	for i := range n {
 		n[i] = c.base[i].Load()
@@ -243,12 +276,5 @@ func (c *lossCounter) load() Lost {
 			}
 		}
 	}
-	if f := c.full.Load(); f != 0 {
-		n[0] = f - 1
-	}
 	return Lost{Full: n[0], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}
 }
-
-// freezeFull makes the Full count what it is now for good: later drops
-// counted without the guard are not loaded (see lossCounter).
-func (c *lossCounter) freezeFull() { c.full.Store(c.load().Full + 1) }
