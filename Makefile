@@ -112,8 +112,9 @@ escape: | $(DIST) ## escape analysis of the package and its instantiations, heap
 
 lint: vet staticcheck ## go vet and staticcheck on every module
 
-vet: ## go vet on every module
+vet: ## go vet on every module, and the core built for 32-bit platforms (386, arm)
 	$(call each,$(GO) vet ./...)
+	GOARCH=386 $(GO) build . && GOARCH=arm $(GO) build .
 
 staticcheck: ## staticcheck on every module
 	$(call each,$(TOOL) staticcheck ./...)

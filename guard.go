@@ -72,6 +72,7 @@ const maxPins = 256
 // A guardSlot is one counter, on its own cache line so that publishers on
 // different counters do not share a line. It only grows.
 type guardSlot struct {
+	_ [0]atomic.Int64 // 8-byte aligned where a word is 4 bytes, as 64-bit atomics need
 	n int64
 	_ [56]byte
 }
@@ -151,8 +152,15 @@ func procUnpin()
 // saturated subscription took 28 ns per publication instead of 11).
 func stripe() uintptr {
 	var here byte
-	return (uintptr(unsafe.Pointer(&here)) >> 11 * 0x9E3779B97F4A7C15) >> (64 - guardStripeBits)
+	return (uintptr(unsafe.Pointer(&here)) >> 11 * golden) >> (ptrBits - guardStripeBits)
 }
+
+// golden is 2^ptrBits divided by the golden ratio, odd: Fibonacci hashing's
+// multiplier, whose product's high bits are well spread.
+const (
+	ptrBits = 8 * unsafe.Sizeof(uintptr(0))
+	golden  = 0x9E3779B97F4A7C15 >> (64 - ptrBits)
+)
 
 func log2(n int) int {
 	k := 0

@@ -36,7 +36,7 @@ import (
 // the slots.
 type table struct {
 	slots []slot // open addressing, linear probing; len is a power of two
-	shift uint8  // 64 - log2(len(slots))
+	shift uint8  // ptrBits - log2(len(slots))
 	guard *guard // the broker's guard; never changes
 	// wild is set when some subscription has an interface source, so that a
 	// publication without an entry must be resolved against them before it is
@@ -57,7 +57,7 @@ type slot struct {
 var nilDynamic = unsafe.Pointer(new(byte))
 
 func hash(static, dynamic unsafe.Pointer, shift uint8) uintptr {
-	return ((uintptr(static) ^ uintptr(dynamic)>>3) * 0x9E3779B97F4A7C15) >> (shift & 63)
+	return ((uintptr(static) ^ uintptr(dynamic)>>3) * golden) >> (shift & uint8(ptrBits-1))
 }
 
 // find returns the entry stored under the key pair, or nil.
@@ -84,7 +84,7 @@ func newTable(n int, g *guard) *table {
 	for size < 2*n {
 		size *= 2
 	}
-	return &table{slots: make([]slot, size), shift: uint8(64 - log2(size)), guard: g}
+	return &table{slots: make([]slot, size), shift: uint8(ptrBits - uintptr(log2(size))), guard: g}
 }
 
 // insert stores e in a free slot, in the order the readers rely on (see
