@@ -416,7 +416,7 @@ func (h *handler[T]) drain(w *work[T]) (again bool) {
 	for h.next(w) {
 		w.n.accepted++
 		if h.discarding.Load() {
-			h.lose(w, Loss[T]{Cause: Discarded, Value: w.v})
+			h.discardInHand(w)
 		} else {
 			w.attempt = 1
 			h.handle(w)
@@ -428,6 +428,11 @@ func (h *handler[T]) drain(w *work[T]) (again bool) {
 	}
 	return false
 }
+
+// discardInHand loses the value in hand, Discarded.
+//
+//go:noinline
+func (h *handler[T]) discardInHand(w *work[T]) { h.lose(w, Loss[T]{Cause: Discarded, Value: w.v}) }
 
 // next takes the next value into w.v; false once the queues are closed and
 // empty. Before it waits it publishes the counts, and while it waits it

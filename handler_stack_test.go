@@ -1,0 +1,83 @@
+package topic_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/seedaa7df82c/topic"
+)
+
+// An idle handler's goroutine keeps the smallest stack a goroutine starts
+// with, as one parked on a channel receive does: ten thousand idle handlers
+// (a server's clients) hold 2 KiB of stack each, not 4. A goroutine's stack
+// doubles when a call would go deeper than it allows, and never shrinks
+// back while its goroutine uses more than a quarter of it; a handler parks
+// in a select, whose first wait allocates the runtime's records of it,
+// several calls deep: a large frame on the way (a Loss[T] built in drain)
+// made every idle handler's stack 4 KiB. Measured in a child process, so
+// that no other test's goroutines count, with the runtime's adaptive
+// starting size off (GODEBUG=adaptivestackstart=0), which would make every
+// new goroutine's stack the average size.
+func TestAnIdleHandlerKeepsTheSmallestStack(t *testing.T) {
+	if os.Getenv("TOPIC_STACK_CHILD") == "1" {
+		const n = 2000
+		parked := func(start func() func()) float64 {
+			var before, after runtime.MemStats
+			stops := make([]func(), n)
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for i := range stops {
+				stops[i] = start()
+			}
+			runtime.GC() // after the goroutines have parked: ReadMemStats stops the world
+			runtime.ReadMemStats(&after)
+			for _, stop := range stops {
+				stop()
+			}
+			return float64(after.StackInuse-before.StackInuse) / n
+		}
+		var b topic.Broker
+		handler := parked(func() func() {
+			stop := b.Handle(func(context.Context, stackValue) error { return nil })
+			b.Publish(stackValue{}) // one value handled: the loop ran once
+			return stop
+		})
+		receiver := parked(func() func() {
+			c := make(chan stackValue)
+			go func() { <-c }()
+			return func() { close(c) }
+		})
+		fmt.Printf("stacks %.0f %.0f\n", handler, receiver)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAnIdleHandlerKeepsTheSmallestStack$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TOPIC_STACK_CHILD=1", "GODEBUG=adaptivestackstart=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var handler, receiver float64
+	for line := range strings.Lines(string(out)) {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "stacks" {
+			handler, _ = strconv.ParseFloat(f[1], 64)
+			receiver, _ = strconv.ParseFloat(f[2], 64)
+		}
+	}
+	if receiver == 0 {
+		t.Fatalf("the child measured nothing:\n%s", out)
+	}
+	t.Logf("stack per idle goroutine: %.0f bytes for a handler, %.0f for a goroutine parked on a receive", handler, receiver)
+	if handler > 1.25*receiver {
+		t.Errorf("an idle handler holds %.0f bytes of stack, %.2fx a goroutine parked on a receive (%.0f): its stack grew",
+			handler, handler/receiver, receiver)
+	}
+}
+
+// stackValue is a 32-byte value, the size of the benchmarks' Value.
+type stackValue struct{ A, B, C, D int64 }
