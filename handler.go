@@ -444,18 +444,19 @@ func (h *handler[T]) next(w *work[T]) bool {
 	case w.rd != nil:
 		return h.nextOfTwo(w)
 	}
-	return h.nextOfOne(w)
-}
-
-// nextOfOne is next for a handler with one queue. (Its own function, so that
-// next's frame, below a follower's wait, stays small.)
-func (h *handler[T]) nextOfOne(w *work[T]) bool {
 	var ok bool
 	select {
 	case w.v, ok = <-w.ch:
 		return ok
 	default:
 	}
+	return h.waitOfOne(w)
+}
+
+// waitOfOne is next for a handler with one queue once it has to wait. (Its
+// own function, so that next's frame, below a follower's wait, stays small.)
+func (h *handler[T]) waitOfOne(w *work[T]) bool {
+	var ok bool
 	h.counts.store(&w.n, &w.published) // about to wait
 	for {
 		select {
