@@ -360,11 +360,16 @@ func startCluster(t testing.TB, n int) *cluster {
 	if n < 1 {
 		t.Fatalf("startCluster: %d nodes", n)
 	}
+	// The directory first: cleanups run last first, so the servers, which
+	// write in it until they are shut down, are shut down before it is
+	// removed (the other way round, its removal failed now and then with
+	// "directory not empty").
+	base := t.TempDir()
 	c := &cluster{t: t, name: "natsbridge-test"}
 	t.Cleanup(c.shutdownAll)
 	var err error
-	for range 5 {
-		if err = c.start(n); !errors.Is(err, errAddrInUse) {
+	for try := range 5 {
+		if err = c.start(n, filepath.Join(base, fmt.Sprint(try))); !errors.Is(err, errAddrInUse) {
 			break
 		}
 		c.shutdownAll()
@@ -376,14 +381,14 @@ func startCluster(t testing.TB, n int) *cluster {
 	return c
 }
 
-// start configures n nodes on ports free a moment ago and starts them.
-func (c *cluster) start(n int) error {
+// start configures n nodes on ports free a moment ago, storing in base,
+// and starts them.
+func (c *cluster) start(n int, base string) error {
 	ports := freePorts(c.t, 2*n)
 	routes := make([]string, n)
 	for i := range routes {
 		routes[i] = fmt.Sprintf("nats-route://127.0.0.1:%d", ports[n+i])
 	}
-	base := c.t.TempDir()
 	c.nodes = make([]*clusterNode, n)
 	for i := range c.nodes {
 		c.nodes[i] = &clusterNode{
