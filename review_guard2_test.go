@@ -346,27 +346,19 @@ func TestReview2NothingBetweenAPinAndItsUnpinMakesACall(t *testing.T) {
 }
 
 // r2SleepLatency returns the median time a sleep of 100 µs takes beside
-// loop, running on a goroutine of its own, at GOMAXPROCS 1: the sleeper
-// wakes only once the runtime preempts the loop. It gives up after about
-// two seconds.
+// loop, running on a goroutine of its own (rgBeside), at GOMAXPROCS 1: the
+// sleeper wakes only once the runtime preempts the loop. It gives up after
+// about two seconds.
 func r2SleepLatency(loop func(stop *atomic.Bool)) time.Duration {
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		loop(&stop)
-	}()
-	runtime.Gosched() // the loop runs
-	var ds []time.Duration
-	for start := time.Now(); len(ds) < 9 && time.Since(start) < 2*time.Second; {
-		t0 := time.Now()
-		time.Sleep(100 * time.Microsecond)
-		ds = append(ds, time.Since(t0))
-	}
-	stop.Store(true)
-	<-done
-	slices.Sort(ds)
-	return ds[len(ds)/2]
+	return rgMedian(rgBeside(loop, func() []time.Duration {
+		var ds []time.Duration
+		for start := time.Now(); len(ds) < 9 && time.Since(start) < 2*time.Second; {
+			t0 := time.Now()
+			time.Sleep(100 * time.Microsecond)
+			ds = append(ds, time.Since(t0))
+		}
+		return ds
+	}))
 }
 
 // With one P, a goroutine publishing in a loop holds it until the runtime
@@ -390,10 +382,7 @@ func TestReview2AGoroutinePublishingInALoopOnTheOnlyPLetsOthersRun(t *testing.T)
 			}
 		}
 	}
-	base := r2SleepLatency(func(stop *atomic.Bool) {
-		for !stop.Load() {
-		}
-	})
+	base := r2SleepLatency(rgSpin)
 	for _, c := range []struct {
 		name      string
 		subscribe func(b *Broker)
