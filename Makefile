@@ -26,6 +26,10 @@ FUZZTIME ?= 10s
 FUZZMIN  ?= 1s
 FUZZ     ?= FuzzBrokerMatchesReference FuzzLogMatchesReference
 COVERMIN ?= 95
+# The tag that leaves out the thousand types of the sweep benchmarks
+# (bench_sweep_test.go): a minute of every test build and of staticcheck,
+# saved where no benchmark runs. smoke, vet and the benchmark targets keep them.
+NOSWEEPS ?= -tags topic_nosweeps
 PROF     ?= cpu
 REV      ?=
 PORT     ?= 8080
@@ -46,13 +50,13 @@ $(DIST):
 	@mkdir -p $@
 
 test: ## run the tests of every module
-	$(call each,$(GO) test $(call count) -run '$(RUN)' $(PKG))
+	$(call each,$(GO) test $(NOSWEEPS) $(call count) -run '$(RUN)' $(PKG))
 
 race: ## run the tests of every module under the race detector, uncached
-	$(call each,$(GO) test -race $(call count,1) -run '$(RUN)' $(PKG))
+	$(call each,$(GO) test $(NOSWEEPS) -race $(call count,1) -run '$(RUN)' $(PKG))
 
 race-cached: ## the tests of every module under the race detector, verbose, cached when nothing changed (for check)
-	$(call each,$(GO) test -race -v $(call count) -run '$(RUN)' $(PKG))
+	$(call each,$(GO) test $(NOSWEEPS) -race -v $(call count) -run '$(RUN)' $(PKG))
 
 tools: ## vet, staticcheck and test the developer tools' own code (tools/cmd, tools/internal), outside the workspace
 	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(TOOL) staticcheck ./... && GOWORK=off $(GO) test $(call count) ./...
@@ -63,12 +67,12 @@ layout: ## fail if a module's go.mod replaces the core (it must require a releas
 	@test -f go.work || { echo "go.work is missing"; exit 1; }
 
 cover: | $(DIST) ## coverage profile of the package and its total; fails under COVERMIN%
-	$(GO) test -coverprofile=$(DIST)/cover.out -run '$(RUN)' .
+	$(GO) test $(NOSWEEPS) -coverprofile=$(DIST)/cover.out -run '$(RUN)' .
 	@$(GO) tool cover -func=$(DIST)/cover.out | tail -n 1 | tee $(DIST)/cover.txt
 	@awk -v min=$(COVERMIN) '{ sub(/%/, "", $$NF); if ($$NF + 0 < min) { print "coverage " $$NF "% is under " min "%"; exit 1 } }' $(DIST)/cover.txt
 
 report: | $(DIST) ## HTML of the coverage profile (made if missing) in dist/cover.html
-	@test -f $(DIST)/cover.out || $(GO) test -coverprofile=$(DIST)/cover.out -run '$(RUN)' .
+	@test -f $(DIST)/cover.out || $(GO) test $(NOSWEEPS) -coverprofile=$(DIST)/cover.out -run '$(RUN)' .
 	$(GO) tool cover -html=$(DIST)/cover.out -o $(DIST)/cover.html
 	@echo "open $(DIST)/cover.html"
 
@@ -117,14 +121,14 @@ vet: ## go vet on every module, and the core built for 32-bit platforms (386, ar
 	GOARCH=386 $(GO) build . && GOARCH=arm $(GO) build .
 
 staticcheck: ## staticcheck on every module
-	$(call each,$(TOOL) staticcheck ./...)
+	$(call each,$(TOOL) staticcheck $(NOSWEEPS) ./...)
 
 fmt-check: ## fail, listing them, if any Go file needs gofmt
 	@files=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .) || exit 1; \
 	if [ -n "$$files" ]; then echo "gofmt needed (run go fmt ./... in its module):"; echo "$$files"; exit 1; fi
 
 fuzz: ## fuzz each target of FUZZ against its reference for FUZZTIME; FUZZMIN caps each minimization (default 60s ate the budget)
-	set -e; for f in $(FUZZ); do $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .; done
+	set -e; for f in $(FUZZ); do $(GO) test $(NOSWEEPS) -run '^$$' -fuzz "^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .; done
 
 smoke: ## every benchmark of every module once, so none rots
 	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x ./...)
