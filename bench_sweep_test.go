@@ -165,3 +165,14 @@ func BenchmarkWatch(b *testing.B) {
 		b.Fatalf("%d incidents reported in %d intervals, want 100 each", n, b.N)
 	}
 }
+
+func drained[T any](br *topic.Broker, v T) (publish, cancel func(), done chan struct{}) {
+	ch, cancel := br.Subscribe(topic.Buffer[T](1024))
+	done = make(chan struct{})
+	go func() {
+		for range ch {
+		}
+		close(done)
+	}()
+	return func() { br.Publish(v) }, cancel, done
+}

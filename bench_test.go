@@ -361,17 +361,6 @@ func publishParallelOneType(b *testing.B, br *topic.Broker) {
 	<-done
 }
 
-func drained[T any](br *topic.Broker, v T) (publish, cancel func(), done chan struct{}) {
-	ch, cancel := br.Subscribe(topic.Buffer[T](1024))
-	done = make(chan struct{})
-	go func() {
-		for range ch {
-		}
-		close(done)
-	}()
-	return func() { br.Publish(v) }, cancel, done
-}
-
 // BenchmarkGuard is what makes cancel safe against a concurrent send, alone:
 // one publication enters and leaves it once, however many subscriptions it
 // reaches.
