@@ -147,11 +147,38 @@ func (r *ring[T]) enter(o, s uint64) {
 	for spin := 0; ; spin++ {
 		x := w.Load()
 		if x&slotReaders == 0 && w.CompareAndSwap(x, chunkName(o)<<slotShift) {
+			r.own(s)
 			return
 		}
 		if spin > 16 {
 			runtime.Gosched() // a reader is copying a value this chunk drops
 		}
+	}
+}
+
+// own writes the time of each slot of the chunk the writer has just entered
+// at slot s, so that the chunk's cache lines come to the writer's core in
+// one go rather than one at a time. A follower that read the chunk's old
+// values on another core keeps copies of its lines; without this, each
+// publication that wrote into a line of them waited for those copies to be
+// invalidated, at the locked swap that publishes the tail (a locked
+// instruction waits for every earlier store to take its line), while here
+// the chunk's lines are taken all at once, in one wait per chunk. On two
+// cores, in the same run of four interleaved rounds, one publisher with a
+// follower on its own goroutine took 46.7 ns a value against 76.7 ns
+// without it, and GOMAXPROCS publishers 35.9 against 47.9 ns; 64 stores per
+// chunk cost publications that no one follows 27.6 ns against 26.1.
+//
+// Invariant: no reader copies a slot of the chunk until the writer stores a
+// tail past it, after writing its value: the chunk's word names offsets
+// from o on, and a reader copies only values below a tail it loaded, which
+// is at most o until then (see ring). So these writes race with no read.
+// The time is the cell's first word: a cell of up to a line's size starts
+// in every line the chunk holds, so every line is written.
+func (r *ring[T]) own(s uint64) {
+	cs := r.cells[s:min(r.n, s+r.last+1)]
+	for i := range cs {
+		cs[i].nanos = 0
 	}
 }
 
