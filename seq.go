@@ -1,11 +1,10 @@
 package topic
 
 import (
-	"slices"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
-	_ "unsafe" // for go:linkname
 )
 
 // A seq is a log's sequencing point and its tail in one word: the offset of
@@ -29,9 +28,9 @@ import (
 // written (the swap orders the holder's plain writes before it), and a
 // holder reads a tail no one else can change.
 //
-// Contenders spin a little, as sync.Mutex's do (only while other Ps run
-// and theirs has nothing else to run), then park (see seqPark); the unlocking swap
-// that finds the waiting bit set wakes one. A parked contender that takes
+// Contenders yield a few times, then park (see seqPark); the unlocking swap
+// that finds the waiting bit set wakes one, unless one woken is on its way
+// (see wake). A parked contender that takes
 // the lock keeps the bit set while others are parked (see seqPark),
 // so the one that next lets go wakes the next: no parked contender is
 // forgotten. A woken contender may lose the lock to one that never parked,
@@ -60,15 +59,46 @@ type seq struct {
 // taken goes back to the front, as in sync.Mutex, so that the order it
 // parked in is kept.
 type seqPark struct {
-	mu     sync.Mutex
-	parked []*seqWaiter // guarded by mu
-	woken  int          // taken off parked by a wake and not back yet; guarded by mu
+	mu sync.Mutex
+	// first and last are the ends of the queue of parked contenders,
+	// linked by next, and parked their number: a wake and a return to the
+	// front take constant time, however many wait. Guarded by mu.
+	first, last *seqWaiter
+	parked      int
+	woken       int // taken off the queue by a wake and not back yet; guarded by mu
 }
 
 // A seqWaiter is a parked contender's place: one wake-up is sent on c. Each
-// park makes its own: a channel made inside a testing/synctest bubble may
-// not be used outside it, so places are not pooled.
-type seqWaiter struct{ c chan struct{} }
+// lockSlow makes its own: a channel made inside a testing/synctest bubble
+// may not be used outside it, so places are not pooled.
+type seqWaiter struct {
+	c    chan struct{}
+	next *seqWaiter // the one parked after it; guarded by seqPark.mu
+}
+
+// push queues w at the back, or at the front (it waited longest).
+func (p *seqPark) push(w *seqWaiter, front bool) {
+	switch {
+	case p.first == nil:
+		p.first, p.last = w, w
+	case front:
+		w.next, p.first = p.first, w
+	default:
+		p.last.next, p.last = w, w
+	}
+	p.parked++
+}
+
+// pop takes the first off the queue, which must not be empty.
+func (p *seqPark) pop() *seqWaiter {
+	w := p.first
+	if p.first = w.next; p.first == nil {
+		p.last = nil
+	}
+	w.next = nil
+	p.parked--
+	return w
+}
 
 // parking returns q's seqPark, making it if it is the first.
 func (q *seq) parking() *seqPark {
@@ -86,6 +116,11 @@ const (
 	seqLocked  = 1 << 0
 	seqWaiting = 1 << 1
 	seqShift   = 2
+	// seqYields is how many times a contender yields before it parks:
+	// holders never wait for a user's function, so the lock is usually
+	// free again within a few yields; parking sooner costs a wake-up per
+	// publication when two publishers alternate, and later burns the core.
+	seqYields = 8
 	// seqStarveAfter is how long a parked contender may wait before the
 	// lock goes to the parked ones first (sync.Mutex's bound too).
 	seqStarveAfter = time.Millisecond
@@ -100,25 +135,12 @@ func (q *seq) Lock() {
 	q.next = q.lockSlow()
 }
 
-// lockSlow is lock after a first try failed: spin, then park.
-//
-// A contender does not yield (runtime.Gosched) before it parks, as it once
-// did, eight times: a yielding contender keeps its P busy, the follower
-// that publications wake competes with it for a P, and the publishers take
-// the lock in turn, its cache line moving with it. Parked, the contender
-// leaves its P to the follower, and the holder appends alone. On two cores, GOMAXPROCS publishers with one
-// follower (BenchmarkPublishRetainedFollowedParallel) went from 9.30x to
-// 7.21x and from 8.71x to 6.79x the plain parallel row, in two runs of 10
-// and 8 interleaved rounds (medians); publishers without a follower (4.14x,
-// 4.11x) or with a channel subscription did not change beyond noise.
-// Parking at once, without spinning, measured alike (5.29x to 4.21x in
-// another run). A follower that spins likewise before it parks took its
-// publishers' cache line at each look: 17.3x, not kept.
+// lockSlow is lock after a first try failed: yield, then park.
 //
 //go:noinline
 func (q *seq) lockSlow() uint64 {
-	for i := 0; canSpin(i); i++ {
-		doSpin()
+	for range seqYields {
+		runtime.Gosched()
 		if w := q.w.Load(); w&seqLocked == 0 && !q.starving.Load() && q.w.CompareAndSwap(w, w|seqLocked) {
 			return w >> seqShift
 		}
@@ -132,13 +154,13 @@ func (q *seq) lockSlow() uint64 {
 		w := q.w.Load()
 		// Starving, one that has not parked leaves a free lock to the
 		// parked, the first of whom is woken, or on its way (below).
-		if w&seqLocked == 0 && (woken || !q.starving.Load() || len(p.parked) == 0 && p.woken == 0) {
+		if w&seqLocked == 0 && (woken || !q.starving.Load() || p.parked == 0 && p.woken == 0) {
 			nw := w | seqLocked
-			if len(p.parked) > 0 {
+			if p.parked > 0 {
 				nw |= seqWaiting // the others stay woken by the next unlock
 			}
 			if q.w.CompareAndSwap(w, nw) {
-				if woken && q.starving.Load() && (len(p.parked) == 0 && p.woken == 0 || time.Since(since) < seqStarveAfter) {
+				if woken && q.starving.Load() && (p.parked == 0 && p.woken == 0 || time.Since(since) < seqStarveAfter) {
 					// No one left parked, or none parked longer
 					// than this one, which waited less.
 					q.starving.Store(false)
@@ -162,11 +184,7 @@ func (q *seq) lockSlow() uint64 {
 		if me == nil {
 			me, since = &seqWaiter{c: make(chan struct{}, 1)}, time.Now()
 		}
-		if woken {
-			p.parked = slices.Insert(p.parked, 0, me) // it waited longest
-		} else {
-			p.parked = append(p.parked, me)
-		}
+		p.push(me, woken) // a woken one waited longest
 		p.mu.Unlock()
 		<-me.c
 		p.mu.Lock()
@@ -174,18 +192,6 @@ func (q *seq) lockSlow() uint64 {
 		woken = true
 	}
 }
-
-// canSpin and doSpin are sync.Mutex's spinning, from the runtime: canSpin
-// reports whether the i-th spin may pay (a few, while other Ps run and the
-// caller's has nothing else to run), and doSpin spins a moment without
-// touching memory. Kept for packages outside it, as procPin is (see
-// go.dev/issue/67401).
-//
-//go:linkname canSpin sync.runtime_canSpin
-func canSpin(i int) bool
-
-//go:linkname doSpin sync.runtime_doSpin
-func doSpin()
 
 // Unlock lets go of the sequencing point, publishing next as the tail: the
 // holder's writes of the values below it are ordered before it.
@@ -195,18 +201,20 @@ func (q *seq) Unlock() {
 	}
 }
 
-// wake wakes the first parked contender. The waiting bit was set by one
-// that made the seqPark and parked.
+// wake wakes the first parked contender, unless one woken is still on its
+// way: that one carries the waiting bit on, as sync.Mutex's woken waiter
+// does (it sets the bit again if others are parked, whether it takes the
+// lock or parks again), so that while many are parked, publishers that find
+// the lock taken do not each pay for a wake-up. The waiting bit was set by
+// one that made the seqPark and parked.
 //
 //go:noinline
 func (q *seq) wake() {
 	p := q.park.Load()
 	p.mu.Lock()
-	if len(p.parked) > 0 {
-		me := p.parked[0]
-		p.parked = slices.Delete(p.parked, 0, 1)
+	if p.parked > 0 && p.woken == 0 {
 		p.woken++
-		me.c <- struct{}{} // buffered, and sent once per park
+		p.pop().c <- struct{}{} // buffered, and sent once per park
 	}
 	p.mu.Unlock()
 }

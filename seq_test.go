@@ -16,7 +16,7 @@ func (q *seq) parked() int {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.parked)
+	return p.parked
 }
 
 // waitParked waits until n contenders are parked on q.
