@@ -674,6 +674,32 @@ func BenchmarkPublishRetainedFollowedParallel(b *testing.B) {
 	<-done
 }
 
+// BenchmarkPublishRetainedManyPublishers publishes one retained type from
+// 8192 goroutines at once, far more than Ps: most of them find the
+// sequencing point taken and queue on it. A wake-up per publication, or a
+// queue whose front costs its length, would show here as microseconds.
+func BenchmarkPublishRetainedManyPublishers(b *testing.B) {
+	var br topic.Broker
+	br.Retain[Value](topic.Retention{Count: 1024, NoTime: true})
+	br.Publish(value) // makes the log
+	const publishers = 8192
+	per := b.N/publishers + 1
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range publishers {
+		wg.Go(func() {
+			<-start
+			for range per {
+				br.Publish(value)
+			}
+		})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	close(start)
+	wg.Wait()
+}
+
 // BenchmarkPublishFollowers publishes a retained type that n followers
 // follow without waiting (they are behind, or read later): a publication
 // does no work per follower, so the rows are flat in n.

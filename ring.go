@@ -164,10 +164,11 @@ func (r *ring[T]) enter(o, s uint64) {
 // invalidated, at the locked swap that publishes the tail (a locked
 // instruction waits for every earlier store to take its line), while here
 // the chunk's lines are taken all at once, in one wait per chunk. On two
-// cores, in the same run of four interleaved rounds, one publisher with a
-// follower on its own goroutine took 46.7 ns a value against 76.7 ns
-// without it, and GOMAXPROCS publishers 35.9 against 47.9 ns; 64 stores per
-// chunk cost publications that no one follows 27.6 ns against 26.1.
+// cores, six interleaved rounds beside 78b1ccf (medians): one publisher
+// with a follower on its own goroutine took 49.2 ns a value against 63.6
+// ns, and GOMAXPROCS publishers with one follower 50.3 against 61.5 ns;
+// the 64 stores per chunk cost publications that no one follows 32.6 ns
+// against 30.9.
 //
 // Invariant: no reader copies a slot of the chunk until the writer stores a
 // tail past it, after writing its value: the chunk's word names offsets
