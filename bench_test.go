@@ -683,13 +683,16 @@ func BenchmarkPublishRetainedManyPublishers(b *testing.B) {
 	br.Retain[Value](topic.Retention{Count: 1024, NoTime: true})
 	br.Publish(value) // makes the log
 	const publishers = 8192
-	per := b.N/publishers + 1
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for range publishers {
+	for i := range publishers {
+		n := b.N / publishers // b.N in all, the remainder one each to the first
+		if i < b.N%publishers {
+			n++
+		}
 		wg.Go(func() {
 			<-start
-			for range per {
+			for range n {
 				br.Publish(value)
 			}
 		})
