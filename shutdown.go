@@ -21,7 +21,9 @@ import (
 // included, so that a pipeline of handlers drains end to end in any order of
 // registration. A publication from outside the handlers is delivered alike
 // during the drain, and may prolong it: stop a program's own publishers
-// first. Once no handler holds or has queued a value (so none can publish
+// first (Done tells them when). Publishers that never stop can keep a
+// handler's queue from ever being found empty, and then only ctx ends the
+// drain. Once no handler holds or has queued a value (so none can publish
 // any more), Shutdown closes every subscription, channel subscriptions and
 // handlers' queues, so that range loops over them end; the values already
 // accepted remain receivable. Shutdown then waits for the handlers'
