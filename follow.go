@@ -20,9 +20,9 @@ import (
 // counted in its Lost.Skipped and reported to its OnLoss function.
 //
 // A Follower holds no copy of values, only its position: it costs the same
-// however far behind it is. It is made by Broker.Follow. Read and Next may
-// be called by one goroutine at a time; Seek, Commit, Offset and Close from
-// any. A Follower that is never closed is kept by the broker, like a
+// however far behind it is. It is made by Broker.Follow. Read, Next and
+// Wait may be called by one goroutine at a time; Seek, Commit, Offset and
+// Close from any. A Follower that is never closed is kept by the broker, like a
 // subscription, and listed by Subscriptions.
 type Follower[T any] struct {
 	s *sub[T]
@@ -45,7 +45,9 @@ var ErrClosed = errors.New("topic: follower closed")
 //     cannot share a name: the second Follow panics.
 //   - AckWait makes a durable follower at least once: what it has read and
 //     not committed for that long is read again, from the first value read
-//     and not committed on, by its next Read.
+//     and not committed on, by its next Read (and Next and Wait return for
+//     it). What retention trimmed before it could be read again is
+//     reported as skipped, like values never read.
 //   - OnLoss receives each run of values it skipped (Cause Skipped, with
 //     Offset and Count), and each value published after Shutdown closed it
 //     (Closed).
@@ -103,6 +105,10 @@ func (x *Follower[T]) Next(ctx context.Context) (Record[T], error) {
 }
 
 // Wait returns once a record can be read, or ctx's error, or ErrClosed.
+// While it waits it does what a read would do without a record to return:
+// it skips the values that have all aged out from its position on,
+// reporting them as a read would, and with AckWait it returns once a
+// re-read is due.
 func (x *Follower[T]) Wait(ctx context.Context) error {
 	switch err := x.f.wait(ctx.Done()); err {
 	case nil:
@@ -126,7 +132,10 @@ func (x *Follower[T]) Offset() uint64 { return x.f.pos.Load() }
 // follower started again under its name resumes after o, and AckWait reads
 // nothing up to o again. Committing an offset below one committed before
 // does nothing, and so does Commit on a closed follower. Committing an
-// offset the follower has not read panics.
+// offset the follower has not reached panics: one at or past the end of the
+// furthest it has read. Below that, the values it passed over unread (by a
+// Seek forward, or skipped when retention trimmed them) count as handled,
+// as they do for a commit of an offset after them.
 func (x *Follower[T]) Commit(o uint64) {
 	if x.f.ended.Load() {
 		return // closed: its name may be another's now
@@ -372,8 +381,18 @@ type start struct {
 
 // read reads up to len(buf) records from the position on, without waiting.
 func (f *follower[T]) read(buf []Record[T]) int {
+	if len(buf) == 0 {
+		return 0
+	}
+	return f.readAt(buf)
+}
+
+// readAt is read, which given no room reads nothing but does the rest of a
+// read: it applies a re-read AckWait has made due to the position, and
+// skips to the oldest value kept, counting what it skipped (see catchUp).
+func (f *follower[T]) readAt(buf []Record[T]) int {
 	l := f.l
-	if l == nil || len(buf) == 0 || f.ended.Load() {
+	if l == nil || f.ended.Load() {
 		return 0
 	}
 	if l.keyed != nil {
@@ -473,6 +492,12 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 		if f.ack != nil {
 			o = f.ack.redo(l.now(), o)
 		}
+		if len(buf) == 0 { // only the re-read (see catchUp)
+			if !f.pos.CompareAndSwap(from, o) {
+				continue
+			}
+			return 0
+		}
 		l.mu.Lock()
 		n, next := l.keyed.read(o, l.mu.tail(), l.oldest(l.stamp()), buf, l.timeOf)
 		l.mu.Unlock()
@@ -522,6 +547,25 @@ func (a *ackState) redo(now int64, o uint64) uint64 {
 	return o
 }
 
+// due reports whether a read at now would read again what was read and
+// not committed (see redo).
+func (a *ackState) due(now int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.reads) > 0 && now-a.reads[0].to > a.wait
+}
+
+// dueIn returns how long after now a read would read again what was read
+// and not committed, and false if nothing is to be read again.
+func (a *ackState) dueIn(now int64) (time.Duration, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.reads) == 0 {
+		return 0, false
+	}
+	return time.Duration(max(a.reads[0].to+a.wait+1-now, 0)), true
+}
+
 func (a *ackState) read(first, end uint64, now int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -552,7 +596,8 @@ func (a *ackState) forget() {
 	a.reads = a.reads[:0]
 }
 
-// ready reports whether a read would find a record.
+// ready reports whether a read would find a record. Of a log with an age
+// bound, it trims the values that have all aged out (see agedOut).
 func (f *follower[T]) ready() bool {
 	l := f.l
 	tail := l.mu.tail()
@@ -569,8 +614,23 @@ func (f *follower[T]) ready() bool {
 	}
 	// The last value published is the last to expire: if it has, a read
 	// finds nothing to return, however many it skips.
-	_, nanos, st := l.ring.Load().read(tail - 1)
-	return st != readOK || !l.expired(nanos, l.stamp())
+	return !l.agedOut(tail)
+}
+
+// catchUp is called by the reader when ready found no record: it does what
+// a read would do, without a record to return, and reports whether it did
+// anything. That is to apply a re-read that AckWait has made due to the
+// position, so that the next read starts there, and to skip values of a
+// ring that have all aged out from the position on, counting them as a
+// read would: a waiting follower is told of them, and its lag is zero, not
+// the count of values it will never read. (A keyed log skips nothing.)
+func (f *follower[T]) catchUp() bool {
+	l := f.l
+	if (f.ack == nil || !f.ack.due(l.now())) && (l.keyed != nil || f.pos.Load() >= l.mu.tail()) {
+		return false
+	}
+	f.readAt(nil)
+	return true
 }
 
 // wait waits until a read would find a record (nil), or the follower quits
@@ -579,7 +639,9 @@ func (f *follower[T]) wait(stop <-chan struct{}) error {
 	return f.probeWait(stop, nil, nil)
 }
 
-// probeWait is wait, answering the drain's probes meanwhile.
+// probeWait is wait, answering the drain's probes meanwhile. With AckWait,
+// it waits no later than when its oldest read not committed is due to be
+// read again.
 func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeResult, a answerer) error {
 	if f.l == nil {
 		return errQuit
@@ -587,31 +649,51 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 	for {
 		switch {
 		case f.ended.Load():
+			f.poke() // for another goroutine waiting on it too (a misuse)
 			return errQuit
 		case f.ready():
 			return nil
+		case f.catchUp():
+			continue // moved: look again
 		}
 		f.l.waiters.add(f.wake)
 		if f.ready() || f.ended.Load() { // published between the check and the add
 			f.l.waiters.remove(f.wake)
 			continue
 		}
+		var timer *time.Timer
+		var due <-chan time.Time
+		if f.ack != nil {
+			if d, ok := f.ack.dueIn(f.l.now()); ok {
+				timer = time.NewTimer(d)
+				due = timer.C
+			}
+		}
 		// end pokes wake.c after it sets ended, so quitting needs no case
 		// of its own: with nothing else to wait for, a plain receive (a
 		// select of several channels costs as much again as the wake-up).
-		if stop == nil && probes == nil {
+		if stop == nil && probes == nil && due == nil {
 			<-f.wake.c
 		} else {
 			select {
 			case <-f.wake.c:
+			case <-due:
 			case r := <-probes:
 				a.answerProbe(r)
 			case <-stop:
+				stopTimer(timer)
 				f.l.waiters.remove(f.wake)
 				return errStop
 			}
 		}
+		stopTimer(timer)
 		f.l.waiters.remove(f.wake)
+	}
+}
+
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
 	}
 }
 
@@ -663,9 +745,11 @@ func (f *follower[T]) lag() uint64 {
 	if l.keyed != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.keyed.trim(l.oldest(l.stamp())) // what has aged out is not kept
 		return uint64(l.keyed.countFrom(f.pos.Load()))
 	}
 	tail := l.mu.tail()
+	l.agedOut(tail) // if all have aged out, none is kept
 	return tail - min(max(f.pos.Load(), l.head(tail)), tail)
 }
 

@@ -45,9 +45,11 @@ func (st LogStats) MarshalJSON() ([]byte, error) {
 // It takes the broker's lock while it lists the logs, then reads each
 // log's offsets atomically, without its sequencing point: it never delays
 // a publication of a type retained by Retain. A log of RetainLatest is
-// read under its sequencing point, as a replay of it is. Of a log with an
-// age bound, values older than the bound may still count as kept until a
-// publication or a read trims them.
+// read under its sequencing point, as a replay of it is, and trimmed of
+// the values older than its age bound. Of a ring with an age bound, the
+// oldest values may still count as kept for a while after they are past
+// the bound, until a publication or a read trims them; once they all are,
+// none counts.
 func (b *Broker) Logs() []LogStats {
 	b.mu.Lock()
 	var logs []*logCore
@@ -74,6 +76,7 @@ func (l *logOf[T]) logStats() LogStats {
 	st := LogStats{Type: reflect.TypeFor[T](), Retention: l.limit, Keyed: l.keyed != nil}
 	if l.keyed != nil {
 		l.mu.Lock()
+		l.keyed.trim(l.oldest(l.stamp())) // what has aged out is not kept
 		st.Next = l.mu.tail()
 		st.Oldest = st.Next
 		if o, ok := l.keyed.oldestOffset(); ok {
@@ -84,6 +87,7 @@ func (l *logOf[T]) logStats() LogStats {
 		return st
 	}
 	st.Next = l.mu.tail()
+	l.agedOut(st.Next) // if all have aged out, none is kept
 	st.Oldest = l.head(st.Next)
 	st.Kept = int(st.Next - st.Oldest)
 	return st

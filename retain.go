@@ -44,8 +44,8 @@ type Record[T any] struct {
 	Time   time.Time // within a clock tick (see Retention), without a monotonic reading: records compare with ==
 	Value  T
 	// Skipped is, for a record a follower read, the number of values just
-	// before it that retention trimmed before the follower reached them;
-	// zero otherwise.
+	// before it that retention trimmed before the follower reached them (or,
+	// with AckWait, before it could read them again); zero otherwise.
 	Skipped uint64
 }
 
@@ -418,9 +418,35 @@ func (l *logOf[T]) trimLocked(r *ring[T], tail uint64, now int64) {
 	for a < tail && r.cells[s].nanos < oldest {
 		a, s = a+1, r.next(s)
 	}
-	if a > l.aged.Load() {
-		l.aged.Store(a) // readers may raise it too, never lower it
+	l.raiseAged(a)
+}
+
+// raiseAged raises aged to a, unless it is there already. Readers raise it
+// too (see agedOut), so it is raised by a compare-and-swap, never lowered.
+func (l *logOf[T]) raiseAged(a uint64) {
+	for {
+		old := l.aged.Load()
+		if a <= old || l.aged.CompareAndSwap(old, a) {
+			return
+		}
 	}
+}
+
+// agedOut reports whether every value below tail is older than the age
+// bound, and then trims them, raising aged to tail, so that a read skips
+// them and counts them as it counts values trimmed by Count; false without
+// an age bound. Times follow offsets: the last value is the last to
+// expire. (A keyed log trims its values under its sequencing point.)
+func (l *logOf[T]) agedOut(tail uint64) bool {
+	if l.limit.Age <= 0 || tail == 0 || l.keyed != nil {
+		return false
+	}
+	_, nanos, st := l.ring.Load().read(tail - 1)
+	if st != readOK || !l.expired(nanos, l.stamp()) {
+		return false // or trimmed since: a value after it is kept
+	}
+	l.raiseAged(tail)
+	return true
 }
 
 // oldest returns the time of the oldest value kept at now.
