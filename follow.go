@@ -384,13 +384,15 @@ func (f *follower[T]) read(buf []Record[T]) int {
 	if len(buf) == 0 {
 		return 0
 	}
-	return f.readAt(buf)
+	return f.readAt(buf, true)
 }
 
 // readAt is read, which given no room reads nothing but does the rest of a
-// read: it applies a re-read AckWait has made due to the position, and
-// skips to the oldest value kept, counting what it skipped (see catchUp).
-func (f *follower[T]) readAt(buf []Record[T]) int {
+// read: it skips to the oldest value kept, counting what it skipped (see
+// catchUp). Without redo, it does not apply a re-read AckWait has made due:
+// that is left to the read that returns the records, so that a commit
+// before it still spares them.
+func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 	l := f.l
 	if l == nil || f.ended.Load() {
 		return 0
@@ -404,7 +406,7 @@ func (f *follower[T]) readAt(buf []Record[T]) int {
 			f.skipped = 0 // moved by a Seek
 		}
 		o := from
-		if f.ack != nil {
+		if f.ack != nil && redo {
 			o = f.ack.redo(l.now(), o)
 		}
 		first := o
@@ -455,7 +457,7 @@ func (f *follower[T]) readAt(buf []Record[T]) int {
 				break // an expired value after what was read: the next read tells
 			}
 		}
-		if !f.pos.CompareAndSwap(from, o) {
+		if n > 0 && !f.move(from, o, buf[0].Offset) || n == 0 && !f.move(from, o, o) {
 			continue // a Seek moved the position meanwhile: read from there
 		}
 		f.lastEnd, f.size, f.slot = o, r.n, s
@@ -467,19 +469,35 @@ func (f *follower[T]) readAt(buf []Record[T]) int {
 			return 0
 		}
 		buf[0].Skipped, f.skipped = f.skipped, 0
-		f.read1(buf[0].Offset, o)
 		return n
 	}
 }
 
-// read1 records a read of the offsets from first up to end.
-func (f *follower[T]) read1(first, end uint64) {
+// move moves the position from from to end, unless a Seek moved it
+// meanwhile, for a read of the offsets from first up to end (none if first
+// is end), and records that read. With AckWait, the move and the record of
+// the read are one step under the ackState's lock, which a Seek takes to
+// move the position and forget the reads: so a Seek is ordered before or
+// after a whole read, and the reads it forgets are all those before it.
+func (f *follower[T]) move(from, end, first uint64) bool {
+	a := f.ack
+	if a != nil {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+	}
+	if !f.pos.CompareAndSwap(from, end) {
+		return false
+	}
+	if first == end {
+		return true
+	}
 	if end > f.delivered.Load() {
 		f.delivered.Store(end)
 	}
-	if f.ack != nil {
-		f.ack.read(first, end, f.l.now())
+	if a != nil {
+		a.readLocked(first, end, f.l.now())
 	}
+	return true
 }
 
 // readKeyed is read of a log of RetainLatest, which it reads with its
@@ -492,22 +510,16 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 		if f.ack != nil {
 			o = f.ack.redo(l.now(), o)
 		}
-		if len(buf) == 0 { // only the re-read (see catchUp)
-			if !f.pos.CompareAndSwap(from, o) {
-				continue
-			}
-			return 0
-		}
 		l.mu.Lock()
 		n, next := l.keyed.read(o, l.mu.tail(), l.oldest(l.stamp()), buf, l.timeOf)
 		l.mu.Unlock()
-		if !f.pos.CompareAndSwap(from, max(next, o)) {
+		end, first := max(next, o), max(next, o)
+		if n > 0 {
+			first = buf[0].Offset
+		}
+		if !f.move(from, end, first) {
 			continue // a Seek moved the position meanwhile: read from there
 		}
-		if n == 0 {
-			return 0
-		}
-		f.read1(buf[0].Offset, next)
 		return n
 	}
 }
@@ -566,9 +578,9 @@ func (a *ackState) dueIn(now int64) (time.Duration, bool) {
 	return time.Duration(max(a.reads[0].to+a.wait+1-now, 0)), true
 }
 
-func (a *ackState) read(first, end uint64, now int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// readLocked records a read of the offsets from first up to end at now;
+// the caller holds mu.
+func (a *ackState) readLocked(first, end uint64, now int64) {
 	if k := len(a.reads); k > 0 && a.reads[k-1].end == first && now-a.reads[k-1].from < a.wait/64 {
 		a.reads[k-1].end, a.reads[k-1].to = end, now
 		return
@@ -588,12 +600,6 @@ func (a *ackState) commit(end uint64) {
 	if len(a.reads) > 0 && a.reads[0].first < end {
 		a.reads[0].first = end // the rest of that run, read when it was
 	}
-}
-
-func (a *ackState) forget() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.reads = a.reads[:0]
 }
 
 // ready reports whether a read would find a record. Of a log with an age
@@ -618,18 +624,17 @@ func (f *follower[T]) ready() bool {
 }
 
 // catchUp is called by the reader when ready found no record: it does what
-// a read would do, without a record to return, and reports whether it did
-// anything. That is to apply a re-read that AckWait has made due to the
-// position, so that the next read starts there, and to skip values of a
-// ring that have all aged out from the position on, counting them as a
-// read would: a waiting follower is told of them, and its lag is zero, not
-// the count of values it will never read. (A keyed log skips nothing.)
+// a read would do without a record to return, and reports whether it did
+// anything: it skips values of a ring that have all aged out from the
+// position on, counting them as a read would, so that a waiting follower
+// is told of them, and its lag is zero, not the count of values it will
+// never read. (A keyed log skips nothing.)
 func (f *follower[T]) catchUp() bool {
 	l := f.l
-	if (f.ack == nil || !f.ack.due(l.now())) && (l.keyed != nil || f.pos.Load() >= l.mu.tail()) {
+	if l.keyed != nil || f.pos.Load() >= l.mu.tail() {
 		return false
 	}
-	f.readAt(nil)
+	f.readAt(nil, false)
 	return true
 }
 
@@ -651,8 +656,8 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 		case f.ended.Load():
 			f.poke() // for another goroutine waiting on it too (a misuse)
 			return errQuit
-		case f.ready():
-			return nil
+		case f.ready(), f.ack != nil && f.ack.due(f.l.now()):
+			return nil // the next read applies the re-read (see readAt)
 		case f.catchUp():
 			continue // moved: look again
 		}
@@ -701,9 +706,13 @@ func (f *follower[T]) seek(o uint64) {
 	if f.l == nil || f.ended.Load() {
 		return
 	}
-	f.pos.Store(o)
-	if f.ack != nil {
-		f.ack.forget() // read again from o: see AckWait
+	if a := f.ack; a != nil {
+		a.mu.Lock()
+		f.pos.Store(o)
+		a.reads = a.reads[:0] // read again from o: see AckWait, and move
+		a.mu.Unlock()
+	} else {
+		f.pos.Store(o)
 	}
 	f.poke()
 }

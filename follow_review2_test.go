@@ -307,3 +307,36 @@ func TestFollowCloseWakesEveryWaiter(t *testing.T) {
 		}
 	})
 }
+
+// Wait returns once a re-read is due, but does not apply it: a commit
+// after Wait returns still spares what it commits ("AckWait reads nothing
+// up to o again").
+func TestFollowAckWaitCommitAfterWaitSparesTheReRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[fr2V](topic.Retention{Count: 10})
+		f := b.Follow(topic.Name[fr2V]("w"), topic.AckWait[fr2V](10*time.Millisecond))
+		defer f.Close()
+		for i := range 5 {
+			b.Publish(fr2V{i})
+		}
+		buf := make([]topic.Record[fr2V], 10)
+		if n := f.Read(buf); n != 5 {
+			t.Fatalf("Read read %d, want 5", n)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := f.Wait(ctx); err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		f.Commit(2)
+		if n := f.Read(buf); n != 2 || buf[0].Offset != 3 {
+			t.Errorf("Read after Commit(2) read %d records from %d; want 3 and 4 again", n, buf[0].Offset)
+		}
+		f.Commit(4)
+		time.Sleep(time.Second)
+		if n := f.Read(buf); n != 0 {
+			t.Errorf("Read after Commit(4) read %d records from %d; want none", n, buf[0].Offset)
+		}
+	})
+}
