@@ -361,7 +361,13 @@ func (b *Broker) register[T any](s *sub[T], srcs []source, c *config[T], h func(
 			s.cancelLocked()
 		} else {
 			// Until ctx ends nothing runs: AfterFunc starts no goroutine.
-			s.opt.stop = context.AfterFunc(c.ctx, s.cancel)
+			// A handler's ctx stops it as its stop would, DiscardOnStop
+			// included, without waiting for it.
+			end := s.cancel
+			if h != nil {
+				end = s.opt.handler.stopNoWait
+			}
+			s.opt.stop = context.AfterFunc(c.ctx, end)
 		}
 	}
 	return held, true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -65,9 +66,11 @@ const DefaultHandlerBuffer = 64
 // at once too, rather than wait for ever. Stop is idempotent; every other
 // call returns once the handler has ended.
 //
-// A function that calls runtime.Goexit (as t.FailNow does) ends the
-// handler: the value in hand is lost as Errored, the subscription is
-// cancelled, and what it had queued is Discarded.
+// A function that calls runtime.Goexit (as t.FailNow does) on the
+// handler's goroutine ends the handler: f, whose value in hand is then lost
+// as Errored, or an OnLoss or From function that the handler's losses or
+// dead letters reach there. The subscription is cancelled, and what it had
+// queued is Discarded.
 //
 // After Shutdown, Handle registers nothing and returns a stop that does
 // nothing.
@@ -97,6 +100,9 @@ type RetryPolicy struct {
 
 // Delay returns the wait before retry n (1 for the first): Base doubled n-1
 // times, at most Max (if set), less a random fraction of up to Jitter of it.
+// It is never negative: a doubling past the largest Duration stops there,
+// and a Jitter above 1 counts as 1 (one that is not a number, or below
+// zero, as none).
 // It is what a handler waits, and what a component retrying on the
 // handler's behalf elsewhere (a message redelivered by a server) asks for.
 func (p RetryPolicy) Delay(n int) time.Duration { return p.delay(n) }
@@ -105,7 +111,8 @@ func (p RetryPolicy) Delay(n int) time.Duration { return p.delay(n) }
 func (p RetryPolicy) delay(n int) time.Duration {
 	d := p.Base
 	for i := 1; i < n && d > 0 && (p.Max == 0 || d < p.Max); i++ {
-		if d > time.Duration(1<<62) {
+		if d > math.MaxInt64/2 {
+			d = math.MaxInt64 // doubled, it would wrap: no longer than that
 			break
 		}
 		d *= 2
@@ -113,10 +120,10 @@ func (p RetryPolicy) delay(n int) time.Duration {
 	if p.Max > 0 && d > p.Max {
 		d = p.Max
 	}
-	if p.Jitter > 0 && d > 0 {
-		d -= time.Duration(rand.Float64() * p.Jitter * float64(d))
+	if p.Jitter > 0 && d > 0 { // (false for NaN)
+		d -= time.Duration(rand.Float64() * min(p.Jitter, 1) * float64(d))
 	}
-	return d
+	return max(d, 0)
 }
 
 // Retry makes a handler at least once, retrying values under p. Misuse
@@ -130,7 +137,7 @@ func Retry[T any](p RetryPolicy) Option[T] {
 			panic("topic: RetryPolicy.Attempts must be at least 1")
 		case p.Base < 0 || p.Max < 0:
 			panic("topic: RetryPolicy delays must not be negative")
-		case p.Jitter < 0 || p.Jitter > 1:
+		case !(p.Jitter >= 0 && p.Jitter <= 1): // NaN too
 			panic("topic: RetryPolicy.Jitter must be in [0, 1]")
 		}
 		c.handlerOnly = "Retry"
@@ -280,8 +287,9 @@ type probeResult struct {
 }
 
 // handlerCounts are a handler's counts, written only by its worker. It
-// publishes them when it would wait for a value, every flushEvery values,
-// and when it ends, so that counting costs no atomic operation per value.
+// publishes them when it would wait for a value or back off before a retry,
+// every flushEvery values, and when it ends, so that counting costs no
+// atomic operation per value.
 type handlerCounts struct {
 	accepted, handled, retried, deadLettered, errored, discarded atomic.Uint64
 }
@@ -332,31 +340,46 @@ func (h *handler[T]) run() {
 		w.rd, w.feed = o.redrive, o.feed
 	}
 	h.w = &w
+	// Two deferred calls: the handler's end runs even if a function of the
+	// user's that abandon reports to calls runtime.Goexit again.
 	defer func() {
-		if w.exited {
-			h.abandon(&w)
-		}
 		h.counts.store(&w.n, &w.published)
 		h.cancelCtx()
 		h.b.forgetHandler(h)
 		h.b.running.Add(-1) // before done: whoever waits for it sees the count
 		close(h.done)
 	}()
+	ended := false
+	defer func() {
+		if !ended {
+			h.abandon(&w)
+		}
+	}()
 	for h.drain(&w) {
 	}
+	ended = true
 }
 
 // errGoexit is the error of a call of a handler's function that called
 // runtime.Goexit.
 var errGoexit = errors.New("topic: the handler's function called runtime.Goexit")
 
-// abandon accounts for what a worker leaves when its function called
-// runtime.Goexit, which ends the worker's goroutine: the value in hand is
-// Errored, the subscription is cancelled, so that it accepts nothing more,
-// and what its queues hold is Discarded.
+// abandon accounts for what a worker leaves when a function of the user's
+// that its goroutine runs called runtime.Goexit, which ends the goroutine:
+// f (then the value in hand is Errored), or an OnLoss or From function that
+// a loss or a dead letter of the worker's reached (then the value in hand
+// was counted already). The subscription is cancelled, so that it accepts
+// nothing more, and what its queues hold is Discarded. Every loss is
+// counted, and the counts published, before the OnLoss function hears of
+// any: if it calls runtime.Goexit too, it misses the rest of the reports,
+// and the counts are still whole.
 func (h *handler[T]) abandon(w *work[T]) {
-	h.lose(w, Loss[T]{Cause: Errored, Value: w.v, Err: errGoexit})
-	h.settled(w)
+	var lost []Loss[T]
+	if w.exited {
+		w.n.errored++
+		lost = append(lost, Loss[T]{Cause: Errored, Value: w.v, Err: errGoexit})
+		h.settled(w)
+	}
 	h.s.cancel()
 	for _, q := range []chan T{w.ch, w.rd} {
 		if q == nil {
@@ -364,7 +387,14 @@ func (h *handler[T]) abandon(w *work[T]) {
 		}
 		for v := range q { // closed by cancel
 			w.n.accepted++
-			h.lose(w, Loss[T]{Cause: Discarded, Value: v})
+			w.n.discarded++
+			lost = append(lost, Loss[T]{Cause: Discarded, Value: v})
+		}
+	}
+	h.counts.store(&w.n, &w.published)
+	if o := h.s.opt; o != nil && o.onLoss != nil {
+		for _, l := range lost {
+			callOnLoss(o.onLoss, l)
 		}
 	}
 }
@@ -635,7 +665,13 @@ func (h *handler[T]) failed(w *work[T], err error) bool {
 		return false
 	}
 	w.n.retried++
-	if !h.wait(h.retry.delay(k)) {
+	d := h.retry.delay(k)
+	if d > 0 {
+		// About to wait, with the value in hand: its acceptance and its
+		// retries so far are seen meanwhile (Subscriptions, Watch).
+		h.counts.store(&w.n, &w.published)
+	}
+	if !h.wait(d) {
 		h.lose(w, Loss[T]{Cause: Discarded, Value: w.v, Err: err})
 		return false
 	}
@@ -686,12 +722,7 @@ func (h *handler[T]) lose(w *work[T], l Loss[T]) {
 
 // stop is the function Handle returns.
 func (h *handler[T]) stop() {
-	if h.stopping.CompareAndSwap(false, true) {
-		if h.discard {
-			h.discardNow()
-		}
-		h.s.cancel() // closes the queue: the worker ends once it is empty
-	}
+	h.stopNoWait()
 	id := goid()
 	if h.worker.Load() == id {
 		return // called by f: the worker ends when f returns
@@ -715,6 +746,18 @@ func (h *handler[T]) stop() {
 }
 
 // discardNow makes the worker discard what remains and cancels f's context.
+// stopNoWait is stop without the wait for the handler to end: what the end
+// of its Context option's ctx does, as that of a channel subscription
+// cancels it.
+func (h *handler[T]) stopNoWait() {
+	if h.stopping.CompareAndSwap(false, true) {
+		if h.discard {
+			h.discardNow()
+		}
+		h.s.cancel() // closes the queue: the worker ends once it is empty
+	}
+}
+
 func (h *handler[T]) discardNow() {
 	h.discarding.Store(true)
 	h.cancelCtx()
@@ -742,6 +785,7 @@ func (h *handler[T]) lost() (errored, discarded uint64) {
 // A handlerRef is a handler of any type, as the broker keeps it.
 type handlerRef interface {
 	start()
+	stopNoWait()
 	discardNow()
 	ended() <-chan struct{}
 	workerID() uint64

@@ -294,7 +294,9 @@ func OnLoss[T any](f func(Loss[T])) Option[T] {
 }
 
 // Context binds a subscription to ctx: when ctx is done, the subscription is
-// cancelled as if by its cancellation function, with the same guarantees.
+// cancelled as if by its cancellation function, with the same guarantees;
+// a handler as if by its stop (which discards with DiscardOnStop), but
+// nothing waits for it to end.
 // If ctx is already done, Subscribe returns a cancelled subscription, its
 // channel closed. The binding is context.AfterFunc's: for the contexts of
 // the standard library no goroutine waits for ctx meanwhile (one does for a

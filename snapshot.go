@@ -17,7 +17,8 @@ type SubscriptionStats struct {
 	Lost     Lost         // the values it lost, by cause, since it began
 	// Handler holds the counts of a handler subscription, nil for a
 	// channel subscription. A handler's counts are published by its
-	// goroutine at least every 64 values and whenever its queue is empty.
+	// goroutine at least every 64 values, whenever its queue is empty, and
+	// before each back-off of a retry.
 	Handler *HandlerStats
 	// Follower holds the position of a follower (see Follow), nil for a
 	// subscription that is sent to. A follower's Queued is its Lag, but for
