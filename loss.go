@@ -23,8 +23,10 @@ const (
 	// panicked, or an at-least-once handler failed on a dead letter, which
 	// it does not dead-letter again.
 	Errored
-	// Discarded: a handler stopped with DiscardOnStop, or by a Shutdown
-	// whose context ended, dropped the value it had queued or was retrying.
+	// Discarded: a handler stopped with DiscardOnStop (by its stop or its
+	// Context), or by a Shutdown whose context ended, dropped the value it
+	// had queued or was retrying; or one whose goroutine a function of the
+	// user's ended (runtime.Goexit) dropped what it had queued.
 	Discarded
 	// Closed: the value was published after Broker.Shutdown had closed the
 	// subscription, so it could not be delivered.
