@@ -249,7 +249,7 @@ func (e *PanicError) Unwrap() error {
 type HandlerStats struct {
 	Accepted     uint64 `json:"accepted"`      // values taken from the queue by the worker
 	Handled      uint64 `json:"handled"`       // values for which the function returned nil
-	Retried      uint64 `json:"retried"`       // retries made, all values together
+	Retried      uint64 `json:"retried"`       // retries decided, all values together: counted as the back-off before one begins
 	DeadLettered uint64 `json:"dead_lettered"` // values published as dead letters
 	AtLeastOnce  bool   `json:"at_least_once"` // whether Retry was given
 }
