@@ -340,24 +340,31 @@ func (h *handler[T]) run() {
 		w.rd, w.feed = o.redrive, o.feed
 	}
 	h.w = &w
-	// Two deferred calls: the handler's end runs even if a function of the
-	// user's that abandon reports to calls runtime.Goexit again.
-	defer func() {
-		h.counts.store(&w.n, &w.published)
-		h.cancelCtx()
-		h.b.forgetHandler(h)
-		h.b.running.Add(-1) // before done: whoever waits for it sees the count
-		close(h.done)
-	}()
-	ended := false
-	defer func() {
-		if !ended {
-			h.abandon(&w)
-		}
-	}()
+	// One deferred call, of a method: the frame of run is under every
+	// idle handler's wait (see TestAnIdleHandlerKeepsTheSmallestStack).
+	defer h.finish(&w)
 	for h.drain(&w) {
 	}
-	ended = true
+	w.ended = true
+}
+
+// finish ends the handler's goroutine, abandoning what it holds if a
+// function of the user's ended it (runtime.Goexit) rather than its queues'
+// close. The end runs in a deferred call of its own, so that it runs even if
+// a function that abandon reports to calls runtime.Goexit again.
+func (h *handler[T]) finish(w *work[T]) {
+	defer h.end(w)
+	if !w.ended {
+		h.abandon(w)
+	}
+}
+
+func (h *handler[T]) end(w *work[T]) {
+	h.counts.store(&w.n, &w.published)
+	h.cancelCtx()
+	h.b.forgetHandler(h)
+	h.b.running.Add(-1) // before done: whoever waits for it sees the count
+	close(h.done)
 }
 
 // errGoexit is the error of a call of a handler's function that called
@@ -411,6 +418,7 @@ type work[T any] struct {
 	attempt      int         // v's attempt in progress or next; 0: none
 	inCall       bool        // f is running
 	exited       bool        // f called runtime.Goexit
+	ended        bool        // the queues were closed and emptied: the worker ends
 	cancel       context.CancelFunc
 }
 
