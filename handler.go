@@ -359,6 +359,8 @@ func (h *handler[T]) finish(w *work[T]) {
 	}
 }
 
+// end publishes the final counts, releases the handler and tells whoever
+// waits for it (stop, Shutdown, Settle) that it has ended.
 func (h *handler[T]) end(w *work[T]) {
 	h.counts.store(&w.n, &w.published)
 	h.cancelCtx()
