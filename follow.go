@@ -573,8 +573,7 @@ func (f *follower[T]) ready() bool {
 	}
 	// The last value published is the last to expire: if it has, a read
 	// finds nothing to return, however many it skips.
-	_, nanos, st := l.ring.Load().read(tail - 1)
-	return st != readOK || !l.expired(nanos, l.stamp())
+	return !l.lastExpired(tail)
 }
 
 // wait waits until a read would find a record (nil), or the follower quits

@@ -755,7 +755,6 @@ func (h *handler[T]) stop() {
 	<-h.done
 }
 
-// discardNow makes the worker discard what remains and cancels f's context.
 // stopNoWait is stop without the wait for the handler to end: what the end
 // of its Context option's ctx does, as that of a channel subscription
 // cancels it.
@@ -768,6 +767,7 @@ func (h *handler[T]) stopNoWait() {
 	}
 }
 
+// discardNow makes the worker discard what remains and cancels f's context.
 func (h *handler[T]) discardNow() {
 	h.discarding.Store(true)
 	h.cancelCtx()

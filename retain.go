@@ -432,21 +432,23 @@ func (l *logOf[T]) raiseAged(a uint64) {
 	}
 }
 
-// agedOut reports whether every value below tail is older than the age
-// bound, and then trims them, raising aged to tail, so that a read skips
-// them and counts them as it counts values trimmed by Count; false without
-// an age bound. Times follow offsets: the last value is the last to
-// expire. (A keyed log trims its values under its sequencing point.)
-func (l *logOf[T]) agedOut(tail uint64) bool {
-	if l.limit.Age <= 0 || tail == 0 || l.keyed != nil {
-		return false
+// agedOut trims the values below tail if every one of them is older than
+// the age bound, raising aged to tail, so that a read skips them and counts
+// them as it counts values trimmed by Count. (A keyed log trims its values
+// under its sequencing point.)
+func (l *logOf[T]) agedOut(tail uint64) {
+	if l.limit.Age > 0 && tail > 0 && l.keyed == nil && l.lastExpired(tail) {
+		l.raiseAged(tail)
 	}
+}
+
+// lastExpired reports whether the value at tail-1 of a ring, the last
+// published, is older than the age bound. Times follow offsets: it is the
+// last to expire, so then every value below tail has. False if it is
+// trimmed since: a value after it is kept.
+func (l *logOf[T]) lastExpired(tail uint64) bool {
 	_, nanos, st := l.ring.Load().read(tail - 1)
-	if st != readOK || !l.expired(nanos, l.stamp()) {
-		return false // or trimmed since: a value after it is kept
-	}
-	l.raiseAged(tail)
-	return true
+	return st == readOK && l.expired(nanos, l.stamp())
 }
 
 // oldest returns the time of the oldest value kept at now.

@@ -32,11 +32,11 @@ import (
 // that finds the waiting bit set wakes one, unless one woken is on its way
 // (see wake). A parked contender that takes the lock keeps the bit set
 // while others are parked (see seqPark), so the one that next lets go wakes
-// the next: no parked contender is forgotten. A woken contender may lose the lock to one that never parked,
-// as with sync.Mutex in its normal mode; and as in sync.Mutex's starvation
-// mode, once a woken contender has waited longer than seqStarveAfter, those
-// that never parked park too, so that the lock goes to the parked ones in
-// the order they parked (see seqPark).
+// the next: no parked contender is forgotten. A woken contender may lose
+// the lock to one that never parked, as with sync.Mutex in its normal mode;
+// and as in sync.Mutex's starvation mode, once a woken contender has waited
+// longer than seqStarveAfter, those that never parked park too, so that the
+// lock goes to the parked ones in the order they parked (see seqPark).
 //
 // The tail has 62 bits: 2^62 publications of one type, more than a century
 // at a billion a second. The zero seq is unlocked at offset 0. It must not
