@@ -20,9 +20,9 @@ import (
 // counted in its Lost.Skipped and reported to its OnLoss function.
 //
 // A Follower holds no copy of values, only its position: it costs the same
-// however far behind it is. It is made by Broker.Follow. Read and Next may
-// be called by one goroutine at a time; Seek, Commit, Offset and Close from
-// any. A Follower that is never closed is kept by the broker, like a
+// however far behind it is. It is made by Broker.Follow. Read, Next and
+// Wait may be called by one goroutine at a time; Seek, Commit, Offset and
+// Close from any. A Follower that is never closed is kept by the broker, like a
 // subscription, and listed by Subscriptions.
 type Follower[T any] struct {
 	s *sub[T]
@@ -45,8 +45,9 @@ var ErrClosed = errors.New("topic: follower closed")
 //     cannot share a name: the second Follow panics.
 //   - AckWait makes a durable follower at least once: what it has read and
 //     not committed for that long is read again, from the first value read
-//     and not committed on, by its next Read. What retention trimmed before
-//     it could be read again is reported as skipped, like values never read.
+//     and not committed on, by its next Read (and Next and Wait return for
+//     it). What retention trimmed before it could be read again is
+//     reported as skipped, like values never read.
 //   - OnLoss receives each run of values it skipped (Cause Skipped, with
 //     Offset and Count), and each value published after Shutdown closed it
 //     (Closed).
@@ -104,6 +105,10 @@ func (x *Follower[T]) Next(ctx context.Context) (Record[T], error) {
 }
 
 // Wait returns once a record can be read, or ctx's error, or ErrClosed.
+// While it waits it does what a read would do without a record to return:
+// it skips the values that have all aged out from its position on,
+// reporting them as a read would, and with AckWait it returns once a
+// re-read is due.
 func (x *Follower[T]) Wait(ctx context.Context) error {
 	switch err := x.f.wait(ctx.Done()); err {
 	case nil:
@@ -376,8 +381,20 @@ type start struct {
 
 // read reads up to len(buf) records from the position on, without waiting.
 func (f *follower[T]) read(buf []Record[T]) int {
+	if len(buf) == 0 {
+		return 0
+	}
+	return f.readAt(buf, true)
+}
+
+// readAt is read, which given no room reads nothing but does the rest of a
+// read: it skips to the oldest value kept, counting what it skipped (see
+// catchUp). Without redo, it does not apply a re-read AckWait has made due:
+// that is left to the read that returns the records, so that a commit
+// before it still spares them.
+func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 	l := f.l
-	if l == nil || len(buf) == 0 || f.ended.Load() {
+	if l == nil || f.ended.Load() {
 		return 0
 	}
 	if l.keyed != nil {
@@ -389,7 +406,7 @@ func (f *follower[T]) read(buf []Record[T]) int {
 			f.skipped = 0 // moved by a Seek
 		}
 		o := from
-		if f.ack != nil {
+		if f.ack != nil && redo {
 			o = f.ack.redo(l.now(), o)
 		}
 		first := o
@@ -440,7 +457,7 @@ func (f *follower[T]) read(buf []Record[T]) int {
 				break // an expired value after what was read: the next read tells
 			}
 		}
-		if !f.pos.CompareAndSwap(from, o) {
+		if n > 0 && !f.move(from, o, buf[0].Offset) || n == 0 && !f.move(from, o, o) {
 			continue // a Seek moved the position meanwhile: read from there
 		}
 		f.lastEnd, f.size, f.slot = o, r.n, s
@@ -452,19 +469,35 @@ func (f *follower[T]) read(buf []Record[T]) int {
 			return 0
 		}
 		buf[0].Skipped, f.skipped = f.skipped, 0
-		f.read1(buf[0].Offset, o)
 		return n
 	}
 }
 
-// read1 records a read of the offsets from first up to end.
-func (f *follower[T]) read1(first, end uint64) {
+// move moves the position from from to end, unless a Seek moved it
+// meanwhile, for a read of the offsets from first up to end (none if first
+// is end), and records that read. With AckWait, the move and the record of
+// the read are one step under the ackState's lock, which a Seek takes to
+// move the position and forget the reads: so a Seek is ordered before or
+// after a whole read, and the reads it forgets are all those before it.
+func (f *follower[T]) move(from, end, first uint64) bool {
+	a := f.ack
+	if a != nil {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+	}
+	if !f.pos.CompareAndSwap(from, end) {
+		return false
+	}
+	if first == end {
+		return true
+	}
 	if end > f.delivered.Load() {
 		f.delivered.Store(end)
 	}
-	if f.ack != nil {
-		f.ack.read(first, end, f.l.now())
+	if a != nil {
+		a.readLocked(first, end, f.l.now())
 	}
+	return true
 }
 
 // readKeyed is read of a log of RetainLatest, which it reads with its
@@ -480,13 +513,13 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 		l.mu.Lock()
 		n, next := l.keyed.read(o, l.mu.tail(), l.oldest(l.stamp()), buf, l.timeOf)
 		l.mu.Unlock()
-		if !f.pos.CompareAndSwap(from, max(next, o)) {
+		end, first := max(next, o), max(next, o)
+		if n > 0 {
+			first = buf[0].Offset
+		}
+		if !f.move(from, end, first) {
 			continue // a Seek moved the position meanwhile: read from there
 		}
-		if n == 0 {
-			return 0
-		}
-		f.read1(buf[0].Offset, next)
 		return n
 	}
 }
@@ -526,9 +559,28 @@ func (a *ackState) redo(now int64, o uint64) uint64 {
 	return o
 }
 
-func (a *ackState) read(first, end uint64, now int64) {
+// due reports whether a read at now would read again what was read and
+// not committed (see redo).
+func (a *ackState) due(now int64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return len(a.reads) > 0 && now-a.reads[0].to > a.wait
+}
+
+// dueIn returns how long after now a read would read again what was read
+// and not committed, and false if nothing is to be read again.
+func (a *ackState) dueIn(now int64) (time.Duration, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.reads) == 0 {
+		return 0, false
+	}
+	return time.Duration(max(a.reads[0].to+a.wait+1-now, 0)), true
+}
+
+// readLocked records a read of the offsets from first up to end at now;
+// the caller holds mu.
+func (a *ackState) readLocked(first, end uint64, now int64) {
 	if k := len(a.reads); k > 0 && a.reads[k-1].end == first && now-a.reads[k-1].from < a.wait/64 {
 		a.reads[k-1].end, a.reads[k-1].to = end, now
 		return
@@ -550,13 +602,8 @@ func (a *ackState) commit(end uint64) {
 	}
 }
 
-func (a *ackState) forget() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.reads = a.reads[:0]
-}
-
-// ready reports whether a read would find a record.
+// ready reports whether a read would find a record. Of a log with an age
+// bound, it trims the values that have all aged out (see agedOut).
 func (f *follower[T]) ready() bool {
 	l := f.l
 	tail := l.mu.tail()
@@ -573,7 +620,22 @@ func (f *follower[T]) ready() bool {
 	}
 	// The last value published is the last to expire: if it has, a read
 	// finds nothing to return, however many it skips.
-	return !l.lastExpired(tail)
+	return !l.agedOut(tail)
+}
+
+// catchUp is called by the reader when ready found no record: it does what
+// a read would do without a record to return, and reports whether it did
+// anything: it skips values of a ring that have all aged out from the
+// position on, counting them as a read would, so that a waiting follower
+// is told of them, and its lag is zero, not the count of values it will
+// never read. (A keyed log skips nothing.)
+func (f *follower[T]) catchUp() bool {
+	l := f.l
+	if l.keyed != nil || f.pos.Load() >= l.mu.tail() {
+		return false
+	}
+	f.readAt(nil, false)
+	return true
 }
 
 // wait waits until a read would find a record (nil), or the follower quits
@@ -582,7 +644,9 @@ func (f *follower[T]) wait(stop <-chan struct{}) error {
 	return f.probeWait(stop, nil, nil)
 }
 
-// probeWait is wait, answering the drain's probes meanwhile.
+// probeWait is wait, answering the drain's probes meanwhile. With AckWait,
+// it waits no later than when its oldest read not committed is due to be
+// read again.
 func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeResult, a answerer) error {
 	if f.l == nil {
 		return errQuit
@@ -590,31 +654,51 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 	for {
 		switch {
 		case f.ended.Load():
+			f.poke() // for another goroutine waiting on it too (a misuse)
 			return errQuit
-		case f.ready():
-			return nil
+		case f.ready(), f.ack != nil && f.ack.due(f.l.now()):
+			return nil // the next read applies the re-read (see readAt)
+		case f.catchUp():
+			continue // moved: look again
 		}
 		f.l.waiters.add(f.wake)
 		if f.ready() || f.ended.Load() { // published between the check and the add
 			f.l.waiters.remove(f.wake)
 			continue
 		}
+		var timer *time.Timer
+		var due <-chan time.Time
+		if f.ack != nil {
+			if d, ok := f.ack.dueIn(f.l.now()); ok {
+				timer = time.NewTimer(d)
+				due = timer.C
+			}
+		}
 		// end pokes wake.c after it sets ended, so quitting needs no case
 		// of its own: with nothing else to wait for, a plain receive (a
 		// select of several channels costs as much again as the wake-up).
-		if stop == nil && probes == nil {
+		if stop == nil && probes == nil && due == nil {
 			<-f.wake.c
 		} else {
 			select {
 			case <-f.wake.c:
+			case <-due:
 			case r := <-probes:
 				a.answerProbe(r)
 			case <-stop:
+				stopTimer(timer)
 				f.l.waiters.remove(f.wake)
 				return errStop
 			}
 		}
+		stopTimer(timer)
 		f.l.waiters.remove(f.wake)
+	}
+}
+
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
 	}
 }
 
@@ -622,9 +706,13 @@ func (f *follower[T]) seek(o uint64) {
 	if f.l == nil || f.ended.Load() {
 		return
 	}
-	f.pos.Store(o)
-	if f.ack != nil {
-		f.ack.forget() // read again from o: see AckWait
+	if a := f.ack; a != nil {
+		a.mu.Lock()
+		f.pos.Store(o)
+		a.reads = a.reads[:0] // read again from o: see AckWait, and move
+		a.mu.Unlock()
+	} else {
+		f.pos.Store(o)
 	}
 	f.poke()
 }
@@ -666,9 +754,11 @@ func (f *follower[T]) lag() uint64 {
 	if l.keyed != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.keyed.trim(l.oldest(l.stamp())) // what has aged out is not kept
 		return uint64(l.keyed.countFrom(f.pos.Load()))
 	}
 	tail := l.mu.tail()
+	l.agedOut(tail) // if all have aged out, none is kept
 	return tail - min(max(f.pos.Load(), l.head(tail)), tail)
 }
 
