@@ -22,8 +22,8 @@ import (
 // A Follower holds no copy of values, only its position: it costs the same
 // however far behind it is. It is made by Broker.Follow. Read, Next and
 // Wait may be called by one goroutine at a time; Seek, Commit, Offset and
-// Close from any. A Follower that is never closed is kept by the broker, like a
-// subscription, and listed by Subscriptions.
+// Close from any. A Follower that is never closed is kept by the broker,
+// like a subscription, and listed by Subscriptions.
 type Follower[T any] struct {
 	s *sub[T]
 	f *follower[T]
@@ -457,8 +457,14 @@ func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 				break // an expired value after what was read: the next read tells
 			}
 		}
-		if n > 0 && !f.move(from, o, buf[0].Offset) || n == 0 && !f.move(from, o, o) {
-			continue // a Seek moved the position meanwhile: read from there
+		if n > 0 || o != from { // else nothing to move or record
+			read := o
+			if n > 0 {
+				read = buf[0].Offset
+			}
+			if !f.move(from, o, read) {
+				continue // a Seek moved the position meanwhile: read from there
+			}
 		}
 		f.lastEnd, f.size, f.slot = o, r.n, s
 		if skipped > 0 {
@@ -531,7 +537,8 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 type ackState struct {
 	wait  int64 // AckWait, in nanoseconds; never changes
 	mu    sync.Mutex
-	reads []readMark // guarded by mu
+	reads []readMark  // guarded by mu
+	timer *time.Timer // pokes the follower when a re-read is due (alarm); guarded by mu
 }
 
 // A readMark is a run of offsets read, from first up to end, from time from
@@ -565,17 +572,6 @@ func (a *ackState) due(now int64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.reads) > 0 && now-a.reads[0].to > a.wait
-}
-
-// dueIn returns how long after now a read would read again what was read
-// and not committed, and false if nothing is to be read again.
-func (a *ackState) dueIn(now int64) (time.Duration, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.reads) == 0 {
-		return 0, false
-	}
-	return time.Duration(max(a.reads[0].to+a.wait+1-now, 0)), true
 }
 
 // readLocked records a read of the offsets from first up to end at now;
@@ -619,8 +615,12 @@ func (f *follower[T]) ready() bool {
 		return ok && !l.expired(nanos, l.stamp())
 	}
 	// The last value published is the last to expire: if it has, a read
-	// finds nothing to return, however many it skips.
-	return !l.agedOut(tail)
+	// finds nothing to return, however many it skips; they are trimmed.
+	if l.lastExpired(tail) {
+		l.raiseAged(tail)
+		return false
+	}
+	return true
 }
 
 // catchUp is called by the reader when ready found no record: it does what
@@ -666,39 +666,46 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 			f.l.waiters.remove(f.wake)
 			continue
 		}
-		var timer *time.Timer
-		var due <-chan time.Time
 		if f.ack != nil {
-			if d, ok := f.ack.dueIn(f.l.now()); ok {
-				timer = time.NewTimer(d)
-				due = timer.C
-			}
+			f.alarm()
 		}
 		// end pokes wake.c after it sets ended, so quitting needs no case
 		// of its own: with nothing else to wait for, a plain receive (a
 		// select of several channels costs as much again as the wake-up).
-		if stop == nil && probes == nil && due == nil {
+		if stop == nil && probes == nil {
 			<-f.wake.c
 		} else {
 			select {
 			case <-f.wake.c:
-			case <-due:
 			case r := <-probes:
 				a.answerProbe(r)
 			case <-stop:
-				stopTimer(timer)
 				f.l.waiters.remove(f.wake)
 				return errStop
 			}
 		}
-		stopTimer(timer)
 		f.l.waiters.remove(f.wake)
 	}
 }
 
-func stopTimer(t *time.Timer) {
-	if t != nil {
-		t.Stop()
+// alarm arms the ackState's timer to poke the follower once its oldest
+// read not committed is due to be read again (see redo), so that a waiting
+// follower returns for it. The timer, made once, is left armed when the
+// wait ends: a poke after that costs the next wait one more look.
+func (f *follower[T]) alarm() {
+	a := f.ack
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	// end stops the timer under mu after it sets ended: armed after that,
+	// it would keep the follower for up to AckWait after its end.
+	if len(a.reads) == 0 || f.ended.Load() {
+		return
+	}
+	d := time.Duration(max(a.reads[0].to+a.wait+1-f.l.now(), 0))
+	if a.timer == nil {
+		a.timer = time.AfterFunc(d, f.poke)
+	} else {
+		a.timer.Reset(d)
 	}
 }
 
@@ -770,6 +777,13 @@ func (f *follower[T]) end() {
 	}
 	close(f.quit)
 	f.poke() // after ended is set: see probeWait
+	if a := f.ack; a != nil {
+		a.mu.Lock()
+		if a.timer != nil {
+			a.timer.Stop() // after ended is set: see alarm
+		}
+		a.mu.Unlock()
+	}
 	if d := f.named; d != nil {
 		f.l.names.mu.Lock()
 		d.live = nil

@@ -18,19 +18,17 @@ import (
 	"github.com/seedaa7df82c/topic"
 )
 
-type fr2V struct{ N int }
-
 // Wait "returns once a record can be read": with AckWait, a record read and
 // not committed can be read again once AckWait has passed, with nothing
 // published since.
 func TestFollowAckWaitWaitReturnsWhenAReReadIsDue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fr2V](topic.Retention{Count: 10})
-		f := b.Follow(topic.Name[fr2V]("w"), topic.AckWait[fr2V](10*time.Millisecond))
+		b.Retain[frVal](topic.Retention{Count: 10})
+		f := b.Follow(topic.Name[frVal]("w"), topic.AckWait[frVal](10*time.Millisecond))
 		defer f.Close()
-		b.Publish(fr2V{1})
-		buf := make([]topic.Record[fr2V], 4)
+		b.Publish(frVal{1})
+		buf := make([]topic.Record[frVal], 4)
 		if n := f.Read(buf); n != 1 {
 			t.Fatalf("first Read read %d records, want 1", n)
 		}
@@ -54,17 +52,17 @@ func TestFollowAckWaitWaitReturnsWhenAReReadIsDue(t *testing.T) {
 func TestFollowAckWaitNextReturnsTheReRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fr2V](topic.Retention{Count: 10})
-		f := b.Follow(topic.Name[fr2V]("w"), topic.AckWait[fr2V](10*time.Millisecond))
+		b.Retain[frVal](topic.Retention{Count: 10})
+		f := b.Follow(topic.Name[frVal]("w"), topic.AckWait[frVal](10*time.Millisecond))
 		defer f.Close()
-		b.Publish(fr2V{1})
+		b.Publish(frVal{1})
 		if r, err := f.Next(context.Background()); err != nil || r.Offset != 0 {
 			t.Fatalf("first Next: %+v, %v", r, err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		r, err := f.Next(ctx)
-		if err != nil || r.Offset != 0 || r.Value != (fr2V{1}) {
+		if err != nil || r.Offset != 0 || r.Value != (frVal{1}) {
 			t.Errorf("Next after AckWait: %+v, %v; want offset 0 again", r, err)
 		}
 		f.Commit(0)
@@ -86,19 +84,19 @@ func TestFollowSeekOntoAgedOutValuesSkipsThemAndDrains(t *testing.T) {
 				var b topic.Broker
 				r := topic.Retention{Count: 100, Age: 50 * time.Millisecond}
 				if keyed {
-					b.RetainLatest(func(v fr2V) int { return v.N }, r)
+					b.RetainLatest(func(v frVal) int { return v.N }, r)
 				} else {
-					b.Retain[fr2V](r)
+					b.Retain[frVal](r)
 				}
 				var handled, skipped atomic.Int64
-				stop := b.Handle(func(context.Context, fr2V) error {
+				stop := b.Handle(func(context.Context, frVal) error {
 					handled.Add(1)
 					return nil
-				}, topic.Follow[fr2V](), topic.Name[fr2V]("h"),
-					topic.OnLoss(func(l topic.Loss[fr2V]) { skipped.Add(int64(l.Count)) }))
+				}, topic.Follow[frVal](), topic.Name[frVal]("h"),
+					topic.OnLoss(func(l topic.Loss[frVal]) { skipped.Add(int64(l.Count)) }))
 				defer stop()
 				for i := range 5 {
-					b.Publish(fr2V{i})
+					b.Publish(frVal{i})
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
@@ -106,7 +104,7 @@ func TestFollowSeekOntoAgedOutValuesSkipsThemAndDrains(t *testing.T) {
 					t.Fatalf("Settle: %v, with %d handled, want 5", err, handled.Load())
 				}
 				time.Sleep(120 * time.Millisecond) // all five past Age, nothing published since
-				if !b.Seek[fr2V]("h", 0) {
+				if !b.Seek[frVal]("h", 0) {
 					t.Fatal("no live follower named h")
 				}
 				ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
@@ -147,14 +145,14 @@ func TestFollowLagAndLogsCountNothingOnceAllAgedOut(t *testing.T) {
 				var b topic.Broker
 				r := topic.Retention{Count: 100, Age: time.Second}
 				if keyed {
-					b.RetainLatest(func(v fr2V) int { return v.N }, r)
+					b.RetainLatest(func(v frVal) int { return v.N }, r)
 				} else {
-					b.Retain[fr2V](r)
+					b.Retain[frVal](r)
 				}
-				f := b.Follow(topic.Replay[fr2V](topic.Earliest()))
+				f := b.Follow(topic.Replay[frVal](topic.Earliest()))
 				defer f.Close()
 				for i := range 5 {
-					b.Publish(fr2V{i})
+					b.Publish(frVal{i})
 				}
 				if lag := followerLag(t, &b); lag != 5 {
 					t.Fatalf("Lag %d before the values aged out, want 5", lag)
@@ -170,10 +168,10 @@ func TestFollowLagAndLogsCountNothingOnceAllAgedOut(t *testing.T) {
 				}
 				// The follower is told when it reads: a ring's skipped values
 				// are reported, a keyed log's are not (it skips nothing).
-				if n := f.Read(make([]topic.Record[fr2V], 8)); n != 0 {
+				if n := f.Read(make([]topic.Record[frVal], 8)); n != 0 {
 					t.Errorf("Read read %d records of values past the age bound", n)
 				}
-				b.Publish(fr2V{9})
+				b.Publish(frVal{9})
 				rec, err := f.Next(context.Background())
 				want := uint64(5)
 				if keyed {
@@ -203,12 +201,12 @@ func followerLag(t *testing.T, b *topic.Broker) uint64 {
 func TestFollowWaitSkipsAgedOutValuesWithoutReturning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fr2V](topic.Retention{Count: 100, Age: time.Second})
+		b.Retain[frVal](topic.Retention{Count: 100, Age: time.Second})
 		var lost atomic.Uint64
-		f := b.Follow(topic.Replay[fr2V](topic.Earliest()), topic.OnLoss(func(l topic.Loss[fr2V]) { lost.Add(l.Count) }))
+		f := b.Follow(topic.Replay[frVal](topic.Earliest()), topic.OnLoss(func(l topic.Loss[frVal]) { lost.Add(l.Count) }))
 		defer f.Close()
 		for i := range 3 {
-			b.Publish(fr2V{i})
+			b.Publish(frVal{i})
 		}
 		time.Sleep(2 * time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -226,29 +224,24 @@ func TestFollowWaitSkipsAgedOutValuesWithoutReturning(t *testing.T) {
 // it passed over by a Seek forward, as a commit after it would have.
 func TestFollowCommitAfterASeekForward(t *testing.T) {
 	var b topic.Broker
-	b.Retain[fr2V](topic.Retention{Count: 100})
+	b.Retain[frVal](topic.Retention{Count: 100})
 	for i := range 10 {
-		b.Publish(fr2V{i})
+		b.Publish(frVal{i})
 	}
-	f := b.Follow(topic.Name[fr2V]("s"), topic.Replay[fr2V](topic.Earliest()))
+	f := b.Follow(topic.Name[frVal]("s"), topic.Replay[frVal](topic.Earliest()))
 	f.Seek(7)
-	buf := make([]topic.Record[fr2V], 2)
+	buf := make([]topic.Record[frVal], 2)
 	if n := f.Read(buf); n != 2 || buf[0].Offset != 7 {
 		t.Fatalf("Read: %d from %d, want 2 from 7", n, buf[0].Offset)
 	}
-	panics := func(o uint64) (p any) {
-		defer func() { p = recover() }()
-		f.Commit(o)
-		return nil
-	}
-	if p := panics(9); p == nil {
+	if _, p := frPanic(func() { f.Commit(9) }); !p {
 		t.Error("Commit(9), which the follower has not reached, did not panic")
 	}
-	if p := panics(2); p != nil {
-		t.Errorf("Commit(2), passed over by the Seek: %v", p)
+	if msg, p := frPanic(func() { f.Commit(2) }); p {
+		t.Errorf("Commit(2), passed over by the Seek: %s", msg)
 	}
 	f.Close()
-	again := b.Follow(topic.Name[fr2V]("s"))
+	again := b.Follow(topic.Name[frVal]("s"))
 	defer again.Close()
 	if again.Offset() != 3 {
 		t.Errorf("resumed at %d, want 3, after the commit of 2", again.Offset())
@@ -261,20 +254,20 @@ func TestFollowCommitAfterASeekForward(t *testing.T) {
 func TestFollowAckWaitReportsTrimmedReReadsAsSkipped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fr2V](topic.Retention{Count: 4})
-		var losses []topic.Loss[fr2V]
-		f := b.Follow(topic.Name[fr2V]("a"), topic.AckWait[fr2V](10*time.Millisecond),
-			topic.OnLoss(func(l topic.Loss[fr2V]) { losses = append(losses, l) }))
+		b.Retain[frVal](topic.Retention{Count: 4})
+		var losses []topic.Loss[frVal]
+		f := b.Follow(topic.Name[frVal]("a"), topic.AckWait[frVal](10*time.Millisecond),
+			topic.OnLoss(func(l topic.Loss[frVal]) { losses = append(losses, l) }))
 		defer f.Close()
 		for i := range 4 {
-			b.Publish(fr2V{i})
+			b.Publish(frVal{i})
 		}
-		buf := make([]topic.Record[fr2V], 10)
+		buf := make([]topic.Record[frVal], 10)
 		if n := f.Read(buf); n != 4 {
 			t.Fatalf("Read read %d, want 4", n)
 		}
 		for i := 4; i < 8; i++ {
-			b.Publish(fr2V{i}) // trims 0..3, read and not committed
+			b.Publish(frVal{i}) // trims 0..3, read and not committed
 		}
 		time.Sleep(20 * time.Millisecond)
 		n := f.Read(buf)
@@ -290,8 +283,8 @@ func TestFollowAckWaitReportsTrimmedReReadsAsSkipped(t *testing.T) {
 func TestFollowCloseWakesEveryWaiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fr2V](topic.Retention{Count: 4})
-		f := b.Follow[fr2V]()
+		b.Retain[frVal](topic.Retention{Count: 4})
+		f := b.Follow[frVal]()
 		var wg sync.WaitGroup
 		errs := make([]error, 3)
 		wg.Go(func() { errs[0] = f.Wait(context.Background()) })
@@ -314,13 +307,13 @@ func TestFollowCloseWakesEveryWaiter(t *testing.T) {
 func TestFollowAckWaitCommitAfterWaitSparesTheReRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fr2V](topic.Retention{Count: 10})
-		f := b.Follow(topic.Name[fr2V]("w"), topic.AckWait[fr2V](10*time.Millisecond))
+		b.Retain[frVal](topic.Retention{Count: 10})
+		f := b.Follow(topic.Name[frVal]("w"), topic.AckWait[frVal](10*time.Millisecond))
 		defer f.Close()
 		for i := range 5 {
-			b.Publish(fr2V{i})
+			b.Publish(frVal{i})
 		}
-		buf := make([]topic.Record[fr2V], 10)
+		buf := make([]topic.Record[frVal], 10)
 		if n := f.Read(buf); n != 5 {
 			t.Fatalf("Read read %d, want 5", n)
 		}
