@@ -161,9 +161,13 @@ func (x *Follower[T]) Close() {
 // AckWait makes a durable follower read again what it has read and not
 // committed for d: its next Read after d starts again at the first value it
 // read and has not committed (after the last offset committed, or where it
-// started or was moved to, if it committed nothing since). A d of zero or less sets no wait. Given to anything but a
-// follower with a Name, it makes Subscribe, Handle or Follow panic. Given
-// more than once, the last one wins.
+// started or was moved to, if it committed nothing since), and a Wait or
+// Next waiting for new values returns for it. A re-read is a read: what it
+// reads and does not commit is read again d after it. Values committed while
+// a re-read runs are passed over, not read again; a Seek ends the re-read and
+// reads from where it moves to. A d of zero or less sets no wait. Given to
+// anything but a follower with a Name, it makes Subscribe, Handle or Follow
+// panic. Given more than once, the last one wins.
 func AckWait[T any](d time.Duration) Option[T] {
 	return Option[T]{apply: func(c *config[T]) {
 		c.ackWait = max(d, 0)
@@ -406,8 +410,8 @@ func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 			f.skipped = 0 // moved by a Seek
 		}
 		o := from
-		if f.ack != nil && redo {
-			o = f.ack.redo(l.now(), o)
+		if f.ack != nil {
+			o = f.ack.start(l.now(), o, f.committed.Load(), redo)
 		}
 		first := o
 		// Without the sequencing point: tail, then the ring (see logOf).
@@ -483,13 +487,21 @@ func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 // meanwhile, for a read of the offsets from first up to end (none if first
 // is end), and records that read. With AckWait, the move and the record of
 // the read are one step under the ackState's lock, which a Seek takes to
-// move the position and forget the reads: so a Seek is ordered before or
-// after a whole read, and the reads it forgets are all those before it.
+// move the position, count itself and forget the reads: so a Seek is
+// ordered before or after a whole read (one that stored the position the
+// read started from, after a re-read moved the read back, is told by its
+// count), and the reads it forgets are all those before it. What is
+// committed is not recorded: Commit stores committed before it takes the
+// lock to forget reads, so a read recorded after that store leaves out
+// what it committed, and one recorded before is forgotten by it.
 func (f *follower[T]) move(from, end, first uint64) bool {
 	a := f.ack
 	if a != nil {
 		a.mu.Lock()
 		defer a.mu.Unlock()
+		if a.seeks != a.seen {
+			return false // a Seek since start: read from where it moved to
+		}
 	}
 	if !f.pos.CompareAndSwap(from, end) {
 		return false
@@ -501,7 +513,9 @@ func (f *follower[T]) move(from, end, first uint64) bool {
 		f.delivered.Store(end)
 	}
 	if a != nil {
-		a.readLocked(first, end, f.l.now())
+		if c := f.committed.Load(); c < end {
+			a.readLocked(max(first, c), end, f.l.now())
+		}
 	}
 	return true
 }
@@ -514,7 +528,7 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 		from := f.pos.Load()
 		o := from
 		if f.ack != nil {
-			o = f.ack.redo(l.now(), o)
+			o = f.ack.start(l.now(), o, f.committed.Load(), true)
 		}
 		l.mu.Lock()
 		n, next := l.keyed.read(o, l.mu.tail(), l.oldest(l.stamp()), buf, l.timeOf)
@@ -539,6 +553,11 @@ type ackState struct {
 	mu    sync.Mutex
 	reads []readMark  // guarded by mu
 	timer *time.Timer // pokes the follower when a re-read is due (alarm); guarded by mu
+	// Guarded by mu: the Seeks made, and that count when the reader's
+	// read started (see move); where the re-read in progress ends, 0
+	// after a Seek (see start).
+	seeks, seen uint64
+	replayTo    uint64
 }
 
 // A readMark is a run of offsets read, from first up to end, from time from
@@ -551,23 +570,31 @@ type readMark struct {
 	from, to   int64
 }
 
-// redo returns where a read from offset o starts: o, unless the oldest
-// read not committed is older than AckWait, then the first offset not
-// committed (never past o: a Seek back since is kept), and the reads are
-// forgotten.
-func (a *ackState) redo(now int64, o uint64) uint64 {
+// start returns where a read from offset o starts, committed being the
+// follower's committed end, and notes the count of Seeks for the read's
+// move. With redo, if the oldest read not committed is older than AckWait,
+// the read goes back to its first offset (never past o: a Seek back since
+// is kept), the reads are forgotten, and a re-read runs up to o. A re-read
+// reads nothing committed: values committed after it began (up to where
+// it ends) are passed over, not read again. A Seek ends the re-read: the
+// values it moves to are read again, committed or not.
+func (a *ackState) start(now int64, o, committed uint64, redo bool) uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.reads) == 0 || now-a.reads[0].to <= a.wait {
-		return o
+	a.seen = a.seeks
+	if redo && len(a.reads) > 0 && now-a.reads[0].to > a.wait {
+		a.replayTo = max(a.replayTo, o)
+		o = min(o, a.reads[0].first)
+		a.reads = a.reads[:0]
 	}
-	o = min(o, a.reads[0].first)
-	a.reads = a.reads[:0]
+	if o < a.replayTo {
+		o = min(max(o, committed), a.replayTo)
+	}
 	return o
 }
 
 // due reports whether a read at now would read again what was read and
-// not committed (see redo).
+// not committed (see start).
 func (a *ackState) due(now int64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -689,7 +716,7 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 }
 
 // alarm arms the ackState's timer to poke the follower once its oldest
-// read not committed is due to be read again (see redo), so that a waiting
+// read not committed is due to be read again (see start), so that a waiting
 // follower returns for it. The timer, made once, is left armed when the
 // wait ends: a poke after that costs the next wait one more look.
 func (f *follower[T]) alarm() {
@@ -717,6 +744,8 @@ func (f *follower[T]) seek(o uint64) {
 		a.mu.Lock()
 		f.pos.Store(o)
 		a.reads = a.reads[:0] // read again from o: see AckWait, and move
+		a.seeks++
+		a.replayTo = 0
 		a.mu.Unlock()
 	} else {
 		f.pos.Store(o)
