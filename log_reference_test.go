@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/seedaa7df82c/topic"
 )
@@ -14,9 +16,11 @@ import (
 // refLog is a simple, obviously correct model of a retained type's log and
 // its followers, written from the documentation of Retain, Read, Follow and
 // Follower: a mutex and a slice of every value ever published, of which the
-// last Count are kept. It models one goroutine; times and ages are left out.
+// last Count are kept. It models one goroutine; ages are left out, and time
+// is a clock the harness moves (for AckWait).
 type refLog struct {
 	mu        sync.Mutex
+	now       time.Duration // since the start
 	count     int
 	values    []int // offset i holds values[i]; the last count are kept
 	followers map[int]*refFollower
@@ -33,6 +37,17 @@ type refFollower struct {
 	lost                      uint64 // Lost.Skipped
 	runs                      [][2]uint64
 	closed                    bool
+	// AckWait: the wait, what was read and not committed (each read's
+	// offsets, in order, and when it was read), and where a re-read ends.
+	wait     time.Duration
+	unacked  []refRead
+	replayTo uint64
+}
+
+// refRead is a read of the offsets from first up to end, at time at.
+type refRead struct {
+	first, end uint64
+	at         time.Duration
 }
 
 func newRefLog(count int) *refLog {
@@ -75,13 +90,13 @@ func (r *refLog) from(kind, n int) uint64 {
 
 // follow makes follower id; it reports false if its name is live (a
 // panic).
-func (r *refLog) follow(id, kind, n int, name string) bool {
+func (r *refLog) follow(id, kind, n int, name string, wait time.Duration) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if name != "" && r.live[name] {
 		return false
 	}
-	f := &refFollower{name: name}
+	f := &refFollower{name: name, wait: wait}
 	f.pos = r.fromLocked(kind, n)
 	if c := r.names[name]; name != "" && c > 0 {
 		f.pos, f.committed, f.delivered = c, c, c
@@ -108,6 +123,17 @@ func (r *refLog) read(id, n int) []topic.Record[int] {
 		f.skipped = 0 // what was skipped is not just before what is read now
 	}
 	defer func() { f.lastEnd = f.pos }()
+	// AckWait: a read once the oldest read not committed is older than
+	// the wait reads again from its first value: a re-read, up to where the
+	// follower was, which passes over what is committed meanwhile.
+	if len(f.unacked) > 0 && r.now-f.unacked[0].at > f.wait {
+		f.replayTo = max(f.replayTo, f.pos)
+		f.pos = min(f.pos, f.unacked[0].first)
+		f.unacked = nil
+	}
+	if f.pos < f.replayTo {
+		f.pos = min(max(f.pos, f.committed), f.replayTo)
+	}
 	if h := r.head(); f.pos < h {
 		f.skipped += h - f.pos
 		f.lost += h - f.pos
@@ -122,6 +148,9 @@ func (r *refLog) read(id, n int) []topic.Record[int] {
 	if len(recs) > 0 {
 		recs[0].Skipped, f.skipped = f.skipped, 0
 		f.delivered = max(f.delivered, f.pos)
+		if first := max(recs[0].Offset, f.committed); f.wait > 0 && first < f.pos {
+			f.unacked = append(f.unacked, refRead{first, f.pos, r.now})
+		}
 	}
 	return recs
 }
@@ -131,6 +160,7 @@ func (r *refLog) seek(id int, o uint64) {
 	defer r.mu.Unlock()
 	if f := r.followers[id]; !f.closed {
 		f.pos = o
+		f.unacked, f.replayTo = nil, 0 // read again from o, committed or not
 	}
 }
 
@@ -146,6 +176,14 @@ func (r *refLog) commit(id int, o uint64) bool {
 		return false
 	}
 	f.committed = max(f.committed, o+1)
+	// What is committed is not read again: the reads that end by it are
+	// forgotten, and the one it ends inside keeps the rest, read when it was.
+	for len(f.unacked) > 0 && f.unacked[0].end <= f.committed {
+		f.unacked = f.unacked[1:]
+	}
+	if len(f.unacked) > 0 {
+		f.unacked[0].first = max(f.unacked[0].first, f.committed)
+	}
 	if f.name != "" {
 		r.names[f.name] = max(r.names[f.name], o+1)
 	}
@@ -192,25 +230,33 @@ type logHarness struct {
 
 // The encoding, a byte at a time (a missing byte reads as zero):
 //
-//	b%8 in {0, 1, 2}: publish the next value (1, 2, 3...)
-//	b%8 == 3: follow, then kind (%4: Next, Last, At, Earliest), n, name (%4: 0 none, else "n1".."n3")
-//	b%8 == 4: read, then follower, batch (%5+1)
-//	b%8 == 5: seek, then follower, offset
-//	b%8 == 6: commit, then follower, offset (below what it read, or not)
-//	b%8 == 7: close, then follower; or, for a follower index of 255, Broker.Read from, max
-func logRun(t testing.TB, data []byte, count int) {
+//	b%9 in {0, 1, 2}: publish the next value (1, 2, 3...)
+//	b%9 == 3: follow, then kind (%4: Next, Last, At, Earliest), n, name (%4: 0 none, else "n1".."n3";
+//	          of a name, /4%3: AckWait none, 64ms, 128ms)
+//	b%9 == 4: read, then follower, batch (%5+1)
+//	b%9 == 5: seek, then follower, offset
+//	b%9 == 6: commit, then follower, offset (below what it read, or not)
+//	b%9 == 7: close, then follower; or, for a follower index of 255, Broker.Read from, max
+//	b%9 == 8: let time pass, then 16ms times (%8)
+//
+// It runs in a synctest bubble, whose clock only the last moves.
+func logRun(t *testing.T, data []byte, count int) {
+	synctest.Test(t, func(t *testing.T) { logRunIn(t, data, count) })
+}
+
+func logRunIn(t *testing.T, data []byte, count int) {
 	h := &logHarness{t: t, ref: newRefLog(count), real: map[int]*topic.Follower[int]{}, runs: map[int][][2]uint64{}}
 	h.b.Retain[int](topic.Retention{Count: count})
 	in := fuzzInput(data)
 	for n := 0; len(in) > 0 && n < 400; n++ {
-		switch in.next() % 8 {
+		switch in.next() % 9 {
 		case 0, 1, 2:
 			h.value++
 			h.logf("Publish(%d)", h.value)
 			h.b.Publish(h.value)
 			h.ref.publish(h.value)
 		case 3:
-			h.follow(in.next()%4, in.next()%16, in.next()%4)
+			h.follow(in.next()%4, in.next()%16, in.next())
 		case 4:
 			if id, ok := h.pick(&in); ok {
 				h.read(id, in.next()%5+1)
@@ -236,6 +282,11 @@ func logRun(t testing.TB, data []byte, count int) {
 			h.logf("f%d.Close()", id)
 			h.real[id].Close()
 			h.ref.close(id)
+		case 8:
+			d := time.Duration(in.next()%8) * 16 * time.Millisecond
+			h.logf("Sleep(%v)", d)
+			time.Sleep(d)
+			h.ref.now += d
 		}
 		h.check()
 	}
@@ -273,7 +324,8 @@ func (h *logHarness) pick(in *fuzzInput) (int, bool) {
 	return h.order()[k%len(h.real)], true
 }
 
-func (h *logHarness) follow(kind, n, name int) {
+func (h *logHarness) follow(kind, n, b int) {
+	name, wait := b%4, time.Duration(b/4%3)*64*time.Millisecond
 	id := h.ids
 	h.ids++
 	opts := []topic.Option[int]{topic.OnLoss(func(l topic.Loss[int]) {
@@ -297,11 +349,17 @@ func (h *logHarness) follow(kind, n, name int) {
 		nm = fmt.Sprint("n", name)
 		opts = append(opts, topic.Name[int](nm))
 		desc = append(desc, fmt.Sprintf("Name(%q)", nm))
+		if wait > 0 {
+			opts = append(opts, topic.AckWait[int](wait))
+			desc = append(desc, fmt.Sprintf("AckWait(%v)", wait))
+		}
+	} else {
+		wait = 0
 	}
 	h.logf("f%d := Follow(%s)", id, strings.Join(desc, ", "))
 	var f *topic.Follower[int]
 	msg, panicked := panicMessage(func() { f = h.b.Follow(opts...) })
-	if ok := h.ref.follow(id, kind, n, nm); ok == panicked {
+	if ok := h.ref.follow(id, kind, n, nm, wait); ok == panicked {
 		h.failf("Follow panicked %v (%q), the model says %v", panicked, msg, !ok)
 	}
 	if !panicked {
