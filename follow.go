@@ -125,8 +125,9 @@ func (x *Follower[T]) Wait(ctx context.Context) error {
 // closed follower does nothing.
 func (x *Follower[T]) Seek(o uint64) { x.f.seek(o) }
 
-// Offset returns the offset the follower reads next.
-func (x *Follower[T]) Offset() uint64 { return x.f.pos.Load() }
+// Offset returns the offset the follower reads next (unless AckWait has
+// made a re-read due: then the next read reads again from before it).
+func (x *Follower[T]) Offset() uint64 { return x.f.next() }
 
 // Commit records that every value up to offset o is handled: a durable
 // follower started again under its name resumes after o, and AckWait reads
@@ -631,7 +632,7 @@ func (f *follower[T]) ready() bool {
 	l := f.l
 	tail := l.mu.tail()
 	switch {
-	case f.pos.Load() >= tail:
+	case f.next() >= tail:
 		return false
 	case l.limit.Age <= 0:
 		return true // the value at tail-1, the last published, is kept
@@ -784,18 +785,37 @@ func (f *follower[T]) commit(o uint64) {
 	}
 }
 
+// next returns the offset the next read starts from, a re-read AckWait has
+// made due aside: the position, or, while a re-read runs, past what was
+// committed meanwhile (see start).
+func (f *follower[T]) next() uint64 {
+	a := f.ack
+	if a == nil {
+		return f.pos.Load()
+	}
+	c := f.committed.Load()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	o := f.pos.Load() // stored under mu by a Seek, which ends the re-read
+	if o < a.replayTo {
+		o = min(max(o, c), a.replayTo)
+	}
+	return o
+}
+
 // lag returns the values kept after the position.
 func (f *follower[T]) lag() uint64 {
 	l := f.l
 	if l.keyed != nil {
+		o := f.next() // before l.mu: the ack lock is a leaf
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.keyed.trim(l.oldest(l.stamp())) // what has aged out is not kept
-		return uint64(l.keyed.countFrom(f.pos.Load()))
+		return uint64(l.keyed.countFrom(o))
 	}
 	tail := l.mu.tail()
 	l.agedOut(tail) // if all have aged out, none is kept
-	return tail - min(max(f.pos.Load(), l.head(tail)), tail)
+	return tail - min(max(f.next(), l.head(tail)), tail)
 }
 
 // end releases the follower, once, when its subscription is cancelled or
@@ -828,7 +848,7 @@ type FollowerStats struct {
 }
 
 func (f *follower[T]) followerStats() *FollowerStats {
-	return &FollowerStats{Offset: f.pos.Load(), Committed: f.committed.Load(), Lag: f.lag()}
+	return &FollowerStats{Offset: f.next(), Committed: f.committed.Load(), Lag: f.lag()}
 }
 
 // A valueFeed is a follower read as values of T; a recordFeed as records.

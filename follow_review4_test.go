@@ -1,0 +1,772 @@
+package topic_test
+
+// Adversarial review of the followers (a helper's, fourth round, 2026-12-03): AckWait's
+// re-reads on keyed logs (RetainLatest), against a model; Seeks and Commits
+// racing re-reads of keyed logs; retention trimming before a re-read (is
+// what was skipped told twice?); Wait during a re-read; Close during a due
+// re-read; handler followers of keyed logs with AckWait.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/seedaa7df82c/topic"
+)
+
+// r4Val is the ring type of these tests; r4Kv the keyed one.
+type r4Val struct{ N int }
+
+type r4Kv struct{ K, V int }
+
+func r4Key(v r4Kv) int { return v.K }
+
+// r4Panic runs f and returns its panic's message, if any.
+func r4Panic(f func()) (msg string, panicked bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg, panicked = fmt.Sprint(p), true
+		}
+	}()
+	f()
+	return "", false
+}
+
+// ---------------------------------------------------------------------------
+func r4Runs[T any](ls []topic.Loss[T]) [][2]uint64 {
+	var rs [][2]uint64
+	for _, l := range ls {
+		rs = append(rs, [2]uint64{l.Offset, l.Count})
+	}
+	return rs
+}
+
+func r4RunsOverlap[T any](ls []topic.Loss[T]) string {
+	seen := map[uint64]int{}
+	var dup []string
+	for i, l := range ls {
+		for o := l.Offset; o < l.Offset+l.Count; o++ {
+			if j, ok := seen[o]; ok {
+				dup = append(dup, fmt.Sprintf("offset %d in runs #%d and #%d", o, j, i))
+			}
+			seen[o] = i
+		}
+	}
+	return strings.Join(dup, "; ")
+}
+
+func r4Stats(b *topic.Broker, name string) topic.SubscriptionStats {
+	for _, st := range b.Subscriptions() {
+		if st.Name == name {
+			return st
+		}
+	}
+	return topic.SubscriptionStats{}
+}
+
+// ---------------------------------------------------------------------------
+// Wait during a re-read.
+
+// Wait "returns once a record can be read". A re-read has read 0 and 1 of
+// 0..4; a Commit of 4 then covers all the rest of it: the re-read passes
+// over 2..4 ("values committed while a re-read runs are passed over"), so
+// nothing can be read until a value is published. Wait must wait.
+func TestFollowR4WaitDuringACommittedReReadWaits(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keyed=%v", keyed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var b topic.Broker
+				if keyed {
+					b.RetainLatest(r4Key, topic.Retention{Count: 16})
+				} else {
+					b.Retain[r4Kv](topic.Retention{Count: 16})
+				}
+				f := b.Follow(topic.Name[r4Kv]("w"), topic.AckWait[r4Kv](10*time.Millisecond))
+				defer f.Close()
+				for i := range 5 {
+					b.Publish(r4Kv{i, i})
+				}
+				buf := make([]topic.Record[r4Kv], 16)
+				if n := f.Read(buf); n != 5 {
+					t.Fatalf("Read read %d, want 5", n)
+				}
+				time.Sleep(11 * time.Millisecond)
+				if n := f.Read(buf[:2]); n != 2 || buf[0].Offset != 0 {
+					t.Fatalf("re-read: %d from %d, want 0 and 1", n, buf[0].Offset)
+				}
+				f.Commit(4)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+				defer cancel()
+				at := f.Offset()
+				err := f.Wait(ctx)
+				n := f.Read(buf)
+				if err == nil && n == 0 {
+					t.Errorf("Wait returned nil at offset %d (tail 5, all committed), yet Read then read nothing: no record could be read (want ctx's deadline)", at)
+				} else if n != 0 {
+					t.Errorf("Read after Commit(4) read %d from %d: committed values re-read", n, buf[0].Offset)
+				}
+			})
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Keyed logs with AckWait, against a model.
+
+// r4KModel is a model of one durable follower with AckWait of a keyed log
+// (RetainLatest, no age bound), from the documentation of RetainLatest,
+// Follow, AckWait, Read, Seek and Commit: the log keeps the latest value of
+// each key, at most count keys (a new key beyond drops the key whose latest
+// value is oldest); a read reads the values kept from the position on, and
+// skips nothing. Time moves in steps of 0 or more than AckWait/64, so that
+// runs of reads are made at one instant (see readMark).
+type r4KModel struct {
+	count  int
+	vals   []r4Kv
+	latest map[int]uint64 // key -> offset of its value kept
+	kept   map[uint64]bool
+	now    time.Duration
+	wait   time.Duration
+	// the follower
+	pos, committed, delivered uint64
+	unacked                   []refRead
+	replayTo                  uint64
+	name                      uint64 // committed under the name, plus one
+}
+
+func (m *r4KModel) tail() uint64 { return uint64(len(m.vals)) }
+
+func (m *r4KModel) publish(v r4Kv) {
+	o := m.tail()
+	m.vals = append(m.vals, v)
+	if old, ok := m.latest[v.K]; ok {
+		delete(m.kept, old)
+	}
+	m.latest[v.K] = o
+	m.kept[o] = true
+	for len(m.kept) > m.count {
+		oldest := m.keptFrom(0)[0]
+		delete(m.kept, oldest)
+		delete(m.latest, m.vals[oldest].K)
+	}
+}
+
+func (m *r4KModel) keptFrom(o uint64) []uint64 {
+	var os []uint64
+	for k := range m.kept {
+		if k >= o {
+			os = append(os, k)
+		}
+	}
+	sort.Slice(os, func(i, j int) bool { return os[i] < os[j] })
+	return os
+}
+
+func (m *r4KModel) due() bool {
+	return len(m.unacked) > 0 && m.now-m.unacked[0].at > m.wait
+}
+
+func (m *r4KModel) read(n int) []topic.Record[r4Kv] {
+	if m.due() {
+		m.replayTo = max(m.replayTo, m.pos)
+		m.pos = min(m.pos, m.unacked[0].first)
+		m.unacked = nil
+	}
+	if m.pos < m.replayTo {
+		m.pos = min(max(m.pos, m.committed), m.replayTo)
+	}
+	os := m.keptFrom(m.pos)
+	if len(os) == 0 {
+		m.pos = max(m.pos, m.tail())
+		return nil
+	}
+	var recs []topic.Record[r4Kv]
+	for _, o := range os[:min(n, len(os))] {
+		recs = append(recs, topic.Record[r4Kv]{Offset: o, Value: m.vals[o]})
+	}
+	end := m.tail()
+	if len(recs) < len(os) {
+		end = recs[len(recs)-1].Offset + 1
+	}
+	m.pos = end
+	m.delivered = max(m.delivered, end)
+	if first := max(recs[0].Offset, m.committed); first < end {
+		if k := len(m.unacked); k > 0 && m.unacked[k-1].end == first && m.unacked[k-1].at == m.now {
+			m.unacked[k-1].end = end
+		} else {
+			m.unacked = append(m.unacked, refRead{first, end, m.now})
+		}
+	}
+	return recs
+}
+
+// readable reports whether a read now would return a record.
+func (m *r4KModel) readable() bool {
+	c := *m
+	c.unacked = slices.Clone(m.unacked)
+	return len(c.read(1)) > 0
+}
+
+// next is where the next read starts, unless a re-read is due: past what
+// is committed while a re-read runs.
+func (m *r4KModel) next() uint64 {
+	if m.pos < m.replayTo {
+		return min(max(m.pos, m.committed), m.replayTo)
+	}
+	return m.pos
+}
+
+func (m *r4KModel) seek(o uint64) {
+	m.pos, m.unacked, m.replayTo = o, nil, 0
+}
+
+func (m *r4KModel) commit(o uint64) bool {
+	if o >= m.delivered {
+		return false
+	}
+	m.committed = max(m.committed, o+1)
+	m.name = max(m.name, o+1)
+	for len(m.unacked) > 0 && m.unacked[0].end <= m.committed {
+		m.unacked = m.unacked[1:]
+	}
+	if len(m.unacked) > 0 {
+		m.unacked[0].first = max(m.unacked[0].first, m.committed)
+	}
+	return true
+}
+
+func (m *r4KModel) reopen() {
+	m.pos, m.committed, m.delivered = 0, 0, 0
+	if m.name > 0 {
+		m.pos, m.committed, m.delivered = m.name, m.name, m.name
+	}
+	m.unacked, m.replayTo = nil, 0
+}
+
+func r4ShowKv(recs []topic.Record[r4Kv]) string {
+	var s []string
+	for _, r := range recs {
+		s = append(s, fmt.Sprintf("%d:%d=%d/s%d", r.Offset, r.Value.K, r.Value.V, r.Skipped))
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func TestFollowR4KeyedAckWaitMatchesModel(t *testing.T) {
+	const seeds = 300
+	rereads, waitsNil := 0, 0
+	for seed := range seeds {
+		var failed bool
+		synctest.Test(t, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 4))
+			const wait = 64 * time.Millisecond
+			count := 2 + rng.IntN(6)
+			keys := 1 + rng.IntN(10)
+			var b topic.Broker
+			b.RetainLatest(r4Key, topic.Retention{Count: count})
+			m := &r4KModel{count: count, latest: map[int]uint64{}, kept: map[uint64]bool{}, wait: wait}
+			open := func() *topic.Follower[r4Kv] {
+				return b.Follow(topic.Name[r4Kv]("k"), topic.Replay[r4Kv](topic.Earliest()), topic.AckWait[r4Kv](wait))
+			}
+			f := open()
+			var log []string
+			fail := func(format string, args ...any) {
+				if !failed {
+					t.Errorf("seed %d (count %d, keys %d): %s\nafter:\n  %s", seed, count, keys,
+						fmt.Sprintf(format, args...), strings.Join(log[max(0, len(log)-40):], "\n  "))
+				}
+				failed = true
+			}
+			for step := 0; step < 300 && !failed; step++ {
+				switch op := rng.IntN(12); {
+				case op < 3:
+					v := r4Kv{rng.IntN(keys), int(m.tail())}
+					b.Publish(v)
+					m.publish(v)
+					log = append(log, fmt.Sprintf("Publish(%d=%d)", v.K, v.V))
+				case op < 6:
+					n := 1 + rng.IntN(4)
+					buf := make([]topic.Record[r4Kv], n)
+					k := f.Read(buf)
+					got := buf[:k]
+					for i := range got {
+						got[i].Time = time.Time{}
+					}
+					if m.due() {
+						rereads++
+					}
+					want := m.read(n)
+					log = append(log, fmt.Sprintf("Read(%d) = %s", n, r4ShowKv(got)))
+					if !slices.EqualFunc(got, want, func(x, y topic.Record[r4Kv]) bool {
+						return x.Offset == y.Offset && x.Value == y.Value && x.Skipped == y.Skipped
+					}) {
+						fail("Read(%d) = %s, want %s", n, r4ShowKv(got), r4ShowKv(want))
+					}
+				case op == 6:
+					o := uint64(rng.IntN(int(m.tail()) + 3))
+					f.Seek(o)
+					m.seek(o)
+					log = append(log, fmt.Sprintf("Seek(%d)", o))
+				case op == 7 || op == 8:
+					o := uint64(rng.IntN(int(m.tail()) + 2))
+					msg, panicked := r4Panic(func() { f.Commit(o) })
+					ok := m.commit(o)
+					log = append(log, fmt.Sprintf("Commit(%d) panicked %v", o, panicked))
+					if ok == panicked {
+						fail("Commit(%d) panicked %v (%q), the model says %v", o, panicked, msg, !ok)
+					}
+				case op == 9:
+					d := []time.Duration{0, 30 * time.Millisecond, 100 * time.Millisecond}[rng.IntN(3)]
+					time.Sleep(d)
+					m.now += d
+					log = append(log, fmt.Sprintf("Sleep(%v)", d))
+				case op == 10:
+					ctx, cancel := context.WithCancel(context.Background())
+					cancel()
+					err := f.Wait(ctx)
+					want := m.due() || m.readable()
+					if err == nil {
+						waitsNil++
+					}
+					log = append(log, fmt.Sprintf("Wait = %v", err))
+					if got := err == nil; got != want {
+						fail("Wait = %v, the model says ready %v", err, want)
+					}
+				case op == 11:
+					f.Close()
+					f = open()
+					m.reopen()
+					log = append(log, "Close; Follow")
+				}
+				if got, want := f.Offset(), m.next(); got != want {
+					fail("Offset() = %d, want %d", got, want)
+				}
+				c, ok := f.Committed()
+				if ok != (m.committed > 0) || ok && c != m.committed-1 {
+					fail("Committed() = %d, %v, want %d", c, ok, int64(m.committed)-1)
+				}
+			}
+			f.Close()
+		})
+		if failed {
+			break
+		}
+	}
+	t.Logf("%d re-reads, %d Waits returned nil", rereads, waitsNil)
+}
+
+// ---------------------------------------------------------------------------
+// Races on keyed logs. Real time, bounded.
+
+// r4Trials runs trial until d has passed, at least min times.
+func r4Trials(d time.Duration, least int, trial func(i int)) int {
+	deadline := time.Now().Add(d)
+	i := 0
+	for ; i < least || time.Now().Before(deadline); i++ {
+		trial(i)
+	}
+	return i
+}
+
+// A Seek racing a re-read of a keyed log: to the offset the read started
+// from (8, the ABA of its compare-and-swap), or elsewhere. Whichever goes
+// first, the follower ends where the Seek put it, or past what a read from
+// there read.
+func TestFollowR4KeyedSeekRacingAReReadIsNotLost(t *testing.T) {
+	for _, to := range []uint64{8, 5, 2, 0} {
+		t.Run(fmt.Sprint("to=", to), func(t *testing.T) {
+			var b topic.Broker
+			b.RetainLatest(r4Key, topic.Retention{Count: 64})
+			for i := range 8 {
+				b.Publish(r4Kv{i, i})
+			}
+			buf := make([]topic.Record[r4Kv], 16)
+			lost := 0
+			n := r4Trials(250*time.Millisecond, 200, func(trial int) {
+				f := b.Follow(topic.Name[r4Kv](fmt.Sprint("s", trial)), topic.Replay[r4Kv](topic.Earliest()),
+					topic.AckWait[r4Kv](time.Nanosecond))
+				defer f.Close()
+				if n := f.Read(buf); n != 8 {
+					t.Fatalf("Read read %d, want 8", n)
+				}
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				wg.Go(func() { <-start; f.Seek(to) })
+				close(start)
+				k := f.Read(buf[:4]) // re-reads 0..3, unless the Seek came first
+				wg.Wait()
+				o := f.Offset()
+				seekFirst := k > 0 && buf[0].Offset == to && o == min(to+uint64(k), 8) ||
+					k == 0 && to == 8 && o == 8
+				readFirst := o == to
+				if !seekFirst && !readFirst {
+					lost++
+					if lost == 1 {
+						t.Logf("trial %d: read %d from %d, then at %d: the Seek to %d is lost", trial, k, buf[0].Offset, o, to)
+					}
+				}
+			})
+			if lost > 0 {
+				t.Errorf("%d of %d trials lost the Seek", lost, n)
+			}
+		})
+	}
+}
+
+// A Commit racing a re-read of a keyed log: once both are done, nothing
+// committed is read again.
+func TestFollowR4KeyedCommitRacingAReReadIsHonoured(t *testing.T) {
+	var b topic.Broker
+	b.RetainLatest(r4Key, topic.Retention{Count: 64})
+	for i := range 8 {
+		b.Publish(r4Kv{i, i})
+	}
+	buf := make([]topic.Record[r4Kv], 16)
+	bad := 0
+	n := r4Trials(400*time.Millisecond, 200, func(trial int) {
+		f := b.Follow(topic.Name[r4Kv](fmt.Sprint("c", trial)), topic.Replay[r4Kv](topic.Earliest()),
+			topic.AckWait[r4Kv](time.Nanosecond))
+		defer f.Close()
+		if n := f.Read(buf); n != 8 {
+			t.Fatalf("Read read %d, want 8", n)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() { <-start; f.Commit(7) })
+		close(start)
+		f.Read(buf[:4])
+		wg.Wait()
+		if k := f.Read(buf[:4]); k > 0 && buf[0].Offset == 0 {
+			bad++
+		}
+		// Everything is committed: the reads that follow, however late,
+		// read nothing.
+		time.Sleep(time.Microsecond)
+		for range 3 {
+			if k := f.Read(buf); k > 0 && buf[0].Offset < 4 {
+				bad++
+			}
+		}
+	})
+	if bad > 0 {
+		t.Errorf("%d bad reads in %d trials: values committed read again", bad, n)
+	}
+}
+
+// A reader in Next (AckWait, never committing) on a keyed log while another
+// goroutine Seeks and Commits and publishers replace keys; then Close. Each
+// record read is the value kept at its offset, Next ends with ErrClosed.
+func TestFollowR4KeyedAckWaitStress(t *testing.T) {
+	var b topic.Broker
+	b.RetainLatest(r4Key, topic.Retention{Count: 6})
+	f := b.Follow(topic.Name[r4Kv]("s"), topic.AckWait[r4Kv](200*time.Microsecond),
+		topic.Replay[r4Kv](topic.Earliest()))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var read atomic.Uint64
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			b.Publish(r4Kv{i % 9, i})
+			if i%8 == 0 {
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	})
+	wg.Go(func() {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+			switch rng.IntN(3) {
+			case 0:
+				f.Seek(f.Offset() - min(f.Offset(), uint64(rng.IntN(6))))
+			case 1:
+				if o := read.Load(); o > 0 {
+					f.Commit(o - 1)
+				}
+			}
+		}
+	})
+	errc := make(chan error, 1)
+	bad := make(chan string, 1)
+	go func() {
+		for {
+			r, err := f.Next(context.Background())
+			if err != nil {
+				errc <- err
+				return
+			}
+			if uint64(r.Value.V) != r.Offset {
+				select {
+				case bad <- fmt.Sprintf("record %+v: value of another offset", r):
+				default:
+				}
+			}
+			for {
+				o := read.Load()
+				if r.Offset+1 <= o || read.CompareAndSwap(o, r.Offset+1) {
+					break
+				}
+			}
+		}
+	}()
+	time.Sleep(400 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	f.Close()
+	select {
+	case err := <-errc:
+		if err != topic.ErrClosed {
+			t.Errorf("Next: %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next did not return after Close")
+	}
+	select {
+	case s := <-bad:
+		t.Error(s)
+	default:
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Close, timers, handlers.
+
+// Close at the very instant a re-read falls due, while Next waits for it:
+// Next returns (the re-read, or ErrClosed), and nothing is left running.
+func TestFollowR4CloseWhenAReReadFallsDue(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		for _, d := range []time.Duration{9 * time.Millisecond, 10 * time.Millisecond, 10*time.Millisecond + 1, 11 * time.Millisecond} {
+			t.Run(fmt.Sprintf("keyed=%v/d=%v", keyed, d), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					var b topic.Broker
+					if keyed {
+						b.RetainLatest(r4Key, topic.Retention{Count: 8})
+					} else {
+						b.Retain[r4Kv](topic.Retention{Count: 8})
+					}
+					f := b.Follow(topic.Name[r4Kv]("c"), topic.AckWait[r4Kv](10*time.Millisecond))
+					b.Publish(r4Kv{1, 1})
+					if r, err := f.Next(context.Background()); err != nil || r.Offset != 0 {
+						t.Fatalf("Next: %+v, %v", r, err)
+					}
+					type res struct {
+						r   topic.Record[r4Kv]
+						err error
+					}
+					resc := make(chan res, 4)
+					go func() {
+						for {
+							r, err := f.Next(context.Background())
+							resc <- res{r, err}
+							if err != nil {
+								return
+							}
+						}
+					}()
+					time.Sleep(d)
+					f.Close()
+					synctest.Wait()
+					var last res
+				drain:
+					for {
+						select {
+						case last = <-resc:
+						default:
+							break drain
+						}
+					}
+					if last.err != topic.ErrClosed {
+						t.Errorf("Next after Close: %+v, %v; want ErrClosed", last.r, last.err)
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+					defer cancel()
+					if err := b.Shutdown(ctx); err != nil {
+						t.Errorf("Shutdown: %v", err)
+					}
+				})
+			})
+		}
+	}
+}
+
+// Close wakes every goroutine waiting on a follower with AckWait whose
+// re-read timer is armed (Wait from two goroutines and Next: a misuse,
+// whose end is still defined), before and after the re-read falls due.
+func TestFollowR4CloseWakesEveryWaiterWithAckWait(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprint("late=", late), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var b topic.Broker
+				b.RetainLatest(r4Key, topic.Retention{Count: 8})
+				f := b.Follow(topic.Name[r4Kv]("w"), topic.AckWait[r4Kv](10*time.Millisecond))
+				b.Publish(r4Kv{1, 1})
+				f.Read(make([]topic.Record[r4Kv], 4))
+				f.Read(make([]topic.Record[r4Kv], 4)) // caught up
+				var wg sync.WaitGroup
+				errs := make([]error, 3)
+				wg.Go(func() {
+					for errs[0] == nil {
+						errs[0] = f.Wait(context.Background())
+						if errs[0] == nil {
+							time.Sleep(time.Millisecond) // do not spin on a due re-read
+						}
+					}
+				})
+				wg.Go(func() {
+					for errs[1] == nil {
+						errs[1] = f.Wait(context.Background())
+						if errs[1] == nil {
+							time.Sleep(time.Millisecond)
+						}
+					}
+				})
+				if late {
+					time.Sleep(30 * time.Millisecond)
+				} else {
+					synctest.Wait()
+				}
+				f.Close()
+				wg.Wait()
+				for i, err := range errs[:2] {
+					if err != topic.ErrClosed {
+						t.Errorf("waiter %d: %v, want ErrClosed", i, err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// A handler follower of a keyed log with AckWait and Retry, whose back-off
+// is longer than AckWait: each value is handled until it succeeds, then
+// committed; nothing is handled after it succeeded; Settle and Shutdown end.
+func TestFollowR4KeyedHandlerAckWaitRetrySettles(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.RetainLatest(r4Key, topic.Retention{Count: 64})
+		var mu sync.Mutex
+		calls := map[int]int{}
+		done := map[int]int{}
+		stop := b.Handle(func(_ context.Context, v r4Kv) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls[v.V]++
+			if calls[v.V] < 3 {
+				return fmt.Errorf("fail %d", calls[v.V])
+			}
+			done[v.V]++
+			return nil
+		}, topic.Follow[r4Kv](), topic.Name[r4Kv]("h"), topic.AckWait[r4Kv](5*time.Millisecond),
+			topic.Retry[r4Kv](topic.RetryPolicy{Attempts: 5, Base: 20 * time.Millisecond}))
+		defer stop()
+		for i := range 6 {
+			b.Publish(r4Kv{i, i})
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := b.Settle(ctx); err != nil {
+			t.Fatalf("Settle: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if !b.Seek[r4Kv]("h", 2) {
+			t.Fatal("no live follower h")
+		}
+		if err := b.Settle(ctx); err != nil {
+			t.Fatalf("Settle after Seek: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		mu.Lock()
+		for i := range 6 {
+			want := 1
+			if i >= 2 {
+				want = 2 // again from the Seek
+			}
+			if done[i] != want {
+				t.Errorf("value %d handled successfully %d times, want %d (calls %v)", i, done[i], want, calls)
+			}
+		}
+		mu.Unlock()
+		if err := b.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+}
+
+// A channel follower of a keyed log with AckWait and Buffer(0), whose
+// receiver is slower than AckWait: each value is received once (the
+// channel took it: committed), in offset order.
+func TestFollowR4KeyedChannelFollowerAckWaitSlowReceiver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.RetainLatest(r4Key, topic.Retention{Count: 64})
+		ch, cancel := b.Subscribe(topic.Follow[r4Kv](), topic.Name[r4Kv]("c"), topic.Buffer[r4Kv](0),
+			topic.AckWait[r4Kv](5*time.Millisecond), topic.Replay[r4Kv](topic.Earliest()))
+		for i := range 6 {
+			b.Publish(r4Kv{i, i})
+		}
+		var got []int
+		for range 6 {
+			time.Sleep(20 * time.Millisecond)
+			got = append(got, (<-ch).V)
+		}
+		time.Sleep(100 * time.Millisecond)
+		select {
+		case v := <-ch:
+			t.Errorf("received %v after all 6: read again", v)
+		default:
+		}
+		cancel()
+		if !slices.Equal(got, []int{0, 1, 2, 3, 4, 5}) {
+			t.Errorf("received %v, want 0..5 once each", got)
+		}
+	})
+}
+
+// AckWait(d) with the longest d, "never, in practice": a follower that read
+// a value and did not commit waits in Wait as any other, until ctx ends,
+// without spinning. Real time; the CPU time it used tells a busy loop.
+func TestFollowR4AckWaitHugeDoesNotSpin(t *testing.T) {
+	var b topic.Broker
+	b.Retain[r4Val](topic.Retention{Count: 8})
+	f := b.Follow(topic.Name[r4Val]("h"), topic.AckWait[r4Val](time.Duration(1<<63-1)))
+	defer f.Close()
+	b.Publish(r4Val{1})
+	if n := f.Read(make([]topic.Record[r4Val], 4)); n != 1 {
+		t.Fatalf("Read read %d, want 1", n)
+	}
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Skip("no getrusage:", err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	before := cpu()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := f.Wait(ctx)
+	used := cpu() - before
+	if err != context.DeadlineExceeded {
+		t.Errorf("Wait: %v, want the deadline: nothing is due before 292 years", err)
+	}
+	if used > 100*time.Millisecond {
+		t.Errorf("Wait of 300ms used %v of CPU: a busy loop (its re-read timer fires at once, again and again)", used)
+	}
+}
