@@ -166,7 +166,9 @@ func (x *Follower[T]) Close() {
 // Next waiting for new values returns for it. A re-read is a read: what it
 // reads and does not commit is read again d after it. Values committed while
 // a re-read runs are passed over, not read again; a Seek ends the re-read and
-// reads from where it moves to. A d of zero or less sets no wait. Given to
+// reads from where it moves to. Values a re-read finds trimmed are skipped
+// and told (Skipped) only if they were read before: what was skipped before
+// was told then, and is not told twice. A d of zero or less sets no wait. Given to
 // anything but a follower with a Name, it makes Subscribe, Handle or Follow
 // panic. Given more than once, the last one wins.
 func AckWait[T any](d time.Duration) Option[T] {
@@ -473,8 +475,7 @@ func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 		}
 		f.lastEnd, f.size, f.slot = o, r.n, s
 		if skipped > 0 {
-			f.skipped += skipped
-			f.skip(first, skipped)
+			f.tell(first, skipped)
 		}
 		if n == 0 {
 			return 0
@@ -482,6 +483,23 @@ func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 		buf[0].Skipped, f.skipped = f.skipped, 0
 		return n
 	}
+}
+
+// tell counts and reports the n values skipped from offset first on: in a
+// re-read, only those it owes (see start), as runs; the rest were told when
+// they were first skipped.
+func (f *follower[T]) tell(first, n uint64) {
+	if a := f.ack; a != nil {
+		if runs, ok := a.owedIn(first, first+n); ok {
+			for _, r := range runs {
+				f.skipped += r.end - r.first
+				f.skip(r.first, r.end-r.first)
+			}
+			return
+		}
+	}
+	f.skipped += n
+	f.skip(first, n)
 }
 
 // move moves the position from from to end, unless a Seek moved it
@@ -556,9 +574,11 @@ type ackState struct {
 	timer *time.Timer // pokes the follower when a re-read is due (alarm); guarded by mu
 	// Guarded by mu: the Seeks made, and that count when the reader's
 	// read started (see move); where the re-read in progress ends, 0
-	// after a Seek (see start).
+	// after a Seek, and the runs it owes (see start), with a spare.
 	seeks, seen uint64
 	replayTo    uint64
+	owed, spare []readMark
+	runs        []readMark // owedIn's result; reader only
 }
 
 // A readMark is a run of offsets read, from first up to end, from time from
@@ -584,6 +604,19 @@ func (a *ackState) start(now int64, o, committed uint64, redo bool) uint64 {
 	defer a.mu.Unlock()
 	a.seen = a.seeks
 	if redo && len(a.reads) > 0 && now-a.reads[0].to > a.wait {
+		// The re-read owes the values read and not committed: those of
+		// the reads (all below o), then those a re-read in progress has
+		// not reached (from o on). Only these, trimmed before it reaches
+		// them, are skipped values it tells: the others below replayTo
+		// were told when they were first skipped (see owedIn).
+		w := append(a.spare[:0], a.reads...)
+		for _, m := range a.owed {
+			if m.end > o {
+				m.first = max(m.first, o)
+				w = append(w, m)
+			}
+		}
+		a.owed, a.spare = w, a.owed
 		a.replayTo = max(a.replayTo, o)
 		o = min(o, a.reads[0].first)
 		a.reads = a.reads[:0]
@@ -592,6 +625,36 @@ func (a *ackState) start(now int64, o, committed uint64, redo bool) uint64 {
 		o = min(max(o, committed), a.replayTo)
 	}
 	return o
+}
+
+// owedIn returns the runs of the offsets from first up to end that a read
+// skipped and must tell, and false if it is no re-read (all of them): of a
+// re-read, those it owes (see start) and those from replayTo on, which it
+// never read. Adjacent runs are one. The runs are the reader's until its
+// next call.
+func (a *ackState) owedIn(first, end uint64) ([]readMark, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if first >= a.replayTo {
+		return nil, false
+	}
+	runs := a.runs[:0]
+	add := func(from, to uint64) {
+		if from >= to {
+			return
+		}
+		if k := len(runs); k > 0 && runs[k-1].end == from {
+			runs[k-1].end = to
+			return
+		}
+		runs = append(runs, readMark{first: from, end: to})
+	}
+	for _, m := range a.owed {
+		add(max(m.first, first), min(m.end, end, a.replayTo))
+	}
+	add(max(first, a.replayTo), end)
+	a.runs = runs
+	return runs, true
 }
 
 // due reports whether a read at now would read again what was read and
@@ -746,7 +809,7 @@ func (f *follower[T]) seek(o uint64) {
 		f.pos.Store(o)
 		a.reads = a.reads[:0] // read again from o: see AckWait, and move
 		a.seeks++
-		a.replayTo = 0
+		a.replayTo, a.owed = 0, a.owed[:0]
 		a.mu.Unlock()
 	} else {
 		f.pos.Store(o)

@@ -42,6 +42,103 @@ func r4Panic(f func()) (msg string, panicked bool) {
 }
 
 // ---------------------------------------------------------------------------
+// Skipped: each offset is told once.
+
+// A follower reads 0..3 and does not commit. Retention then trims 0..7: its
+// next read skips 4..7 (never read: told as skipped, 4) and reads 8..11.
+// AckWait later re-reads from 0: 0..3 were trimmed before they could be
+// read again (told as skipped: 4), then 8..11 again. 4..7 were told
+// already: the re-read must not tell them again. Lost.Skipped counts values
+// lost, each once: 8 here (0..7), not 12.
+func TestFollowR4AckWaitReReadTellsASkippedGapOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[r4Val](topic.Retention{Count: 4})
+		var losses []topic.Loss[r4Val]
+		f := b.Follow(topic.Name[r4Val]("a"), topic.AckWait[r4Val](10*time.Millisecond),
+			topic.OnLoss(func(l topic.Loss[r4Val]) { losses = append(losses, l) }))
+		defer f.Close()
+		for i := range 4 {
+			b.Publish(r4Val{i})
+		}
+		buf := make([]topic.Record[r4Val], 16)
+		if n := f.Read(buf); n != 4 {
+			t.Fatalf("Read read %d, want 0..3", n)
+		}
+		for i := 4; i < 12; i++ {
+			b.Publish(r4Val{i}) // trims 0..7
+		}
+		if n := f.Read(buf); n != 4 || buf[0].Offset != 8 || buf[0].Skipped != 4 {
+			t.Fatalf("Read: %d from %d, Skipped %d; want 8..11, 4 skipped", n, buf[0].Offset, buf[0].Skipped)
+		}
+		time.Sleep(20 * time.Millisecond)
+		n := f.Read(buf)
+		t.Logf("re-read: %d records from %d, Skipped %d; OnLoss runs %v", n, buf[0].Offset, buf[0].Skipped, r4Runs(losses))
+		if n != 4 || buf[0].Offset != 8 {
+			t.Fatalf("re-read: %d from %d, want 8..11 again", n, buf[0].Offset)
+		}
+		if buf[0].Skipped != 4 {
+			t.Errorf("re-read's first record Skipped = %d, want 4 (0..3; 4..7 were told before)", buf[0].Skipped)
+		}
+		if err := r4RunsOverlap(losses); err != "" {
+			t.Errorf("OnLoss told an offset twice: %s", err)
+		}
+		if st := r4Stats(&b, "a"); st.Lost.Skipped != 8 {
+			t.Errorf("Lost.Skipped = %d, want 8: offsets 0..7, each lost once", st.Lost.Skipped)
+		}
+	})
+}
+
+// The same through Wait: while it waits it skips what has all aged out
+// (4..7, never read, told), then returns for the re-read of 0..3, which
+// finds all of 0..7 aged out: 0..3 are lost to the re-read, 4..7 told
+// already. The record after says how many were skipped just before it.
+func TestFollowR4AckWaitReReadAfterWaitSkippedTellsAGapOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[r4Val](topic.Retention{Count: 100, Age: 50 * time.Millisecond})
+		var losses []topic.Loss[r4Val]
+		f := b.Follow(topic.Name[r4Val]("a"), topic.AckWait[r4Val](100*time.Millisecond),
+			topic.OnLoss(func(l topic.Loss[r4Val]) { losses = append(losses, l) }))
+		defer f.Close()
+		for i := range 4 {
+			b.Publish(r4Val{i})
+		}
+		buf := make([]topic.Record[r4Val], 16)
+		if n := f.Read(buf); n != 4 {
+			t.Fatalf("Read read %d, want 0..3", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+		for i := 4; i < 8; i++ {
+			b.Publish(r4Val{i})
+		}
+		time.Sleep(60 * time.Millisecond) // 0..7 aged out
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := f.Wait(ctx); err != nil { // returns for the re-read, at 100ms
+			t.Fatalf("Wait: %v", err)
+		}
+		if n := f.Read(buf); n != 0 {
+			t.Fatalf("re-read read %d from %d, want none: all aged out", n, buf[0].Offset)
+		}
+		b.Publish(r4Val{8})
+		n := f.Read(buf)
+		t.Logf("Read: %d from %d, Skipped %d; OnLoss runs %v", n, buf[0].Offset, buf[0].Skipped, r4Runs(losses))
+		if n != 1 || buf[0].Offset != 8 {
+			t.Fatalf("Read %d from %d, want 8", n, buf[0].Offset)
+		}
+		if buf[0].Skipped != 8 {
+			t.Errorf("record 8 Skipped = %d, want 8: 0..7, just before it, each once", buf[0].Skipped)
+		}
+		if err := r4RunsOverlap(losses); err != "" {
+			t.Errorf("OnLoss told an offset twice: %s", err)
+		}
+		if st := r4Stats(&b, "a"); st.Lost.Skipped != 8 {
+			t.Errorf("Lost.Skipped = %d, want 8", st.Lost.Skipped)
+		}
+	})
+}
+
 func r4Runs[T any](ls []topic.Loss[T]) [][2]uint64 {
 	var rs [][2]uint64
 	for _, l := range ls {

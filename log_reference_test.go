@@ -36,12 +36,14 @@ type refFollower struct {
 	lastEnd                   uint64 // pos after the last read: a Seek elsewhere since drops skipped
 	lost                      uint64 // Lost.Skipped
 	runs                      [][2]uint64
+	runStart                  uint64 // the first run of this read, ^0 after it
 	closed                    bool
 	// AckWait: the wait, what was read and not committed (each read's
 	// offsets, in order, and when it was read), and where a re-read ends.
 	wait     time.Duration
 	unacked  []refRead
 	replayTo uint64
+	owed     map[uint64]bool // what the re-read reads again, read before
 }
 
 // refRead is a read of the offsets from first up to end, at time at.
@@ -96,7 +98,7 @@ func (r *refLog) follow(id, kind, n int, name string, wait time.Duration) bool {
 	if name != "" && r.live[name] {
 		return false
 	}
-	f := &refFollower{name: name, wait: wait}
+	f := &refFollower{name: name, wait: wait, runStart: ^uint64(0)}
 	f.pos = r.fromLocked(kind, n)
 	if c := r.names[name]; name != "" && c > 0 {
 		f.pos, f.committed, f.delivered = c, c, c
@@ -127,6 +129,20 @@ func (r *refLog) read(id, n int) []topic.Record[int] {
 	// the wait reads again from its first value: a re-read, up to where the
 	// follower was, which passes over what is committed meanwhile.
 	if len(f.unacked) > 0 && r.now-f.unacked[0].at > f.wait {
+		// It owes what it read and did not commit, and what a re-read in
+		// progress has not reached yet.
+		owed := map[uint64]bool{}
+		for _, u := range f.unacked {
+			for o := u.first; o < u.end; o++ {
+				owed[o] = true
+			}
+		}
+		for o := range f.owed {
+			if o >= f.pos {
+				owed[o] = true
+			}
+		}
+		f.owed = owed
 		f.replayTo = max(f.replayTo, f.pos)
 		f.pos = min(f.pos, f.unacked[0].first)
 		f.unacked = nil
@@ -134,12 +150,22 @@ func (r *refLog) read(id, n int) []topic.Record[int] {
 	if f.pos < f.replayTo {
 		f.pos = min(max(f.pos, f.committed), f.replayTo)
 	}
-	if h := r.head(); f.pos < h {
-		f.skipped += h - f.pos
-		f.lost += h - f.pos
-		f.runs = append(f.runs, [2]uint64{f.pos, h - f.pos})
-		f.pos = h
+	// What it skips is told once: of a re-read, what it owes (values it
+	// read, trimmed before it reads them again) and what it never read.
+	for ; f.pos < r.head(); f.pos++ {
+		if f.pos < f.replayTo && !f.owed[f.pos] {
+			continue // told when first skipped
+		}
+		f.skipped++
+		f.lost++
+		if k := len(f.runs); k > 0 && f.runs[k-1][0]+f.runs[k-1][1] == f.pos && f.runStart <= f.runs[k-1][0] {
+			f.runs[k-1][1]++
+		} else {
+			f.runs = append(f.runs, [2]uint64{f.pos, 1})
+			f.runStart = f.pos
+		}
 	}
+	f.runStart = ^uint64(0) // the next read's runs are its own
 	var recs []topic.Record[int]
 	for f.pos < r.tail() && len(recs) < n {
 		recs = append(recs, topic.Record[int]{Offset: f.pos, Value: r.values[f.pos]})
@@ -169,7 +195,7 @@ func (r *refLog) seek(id int, o uint64) {
 	defer r.mu.Unlock()
 	if f := r.followers[id]; !f.closed {
 		f.pos = o
-		f.unacked, f.replayTo = nil, 0 // read again from o, committed or not
+		f.unacked, f.replayTo, f.owed = nil, 0, nil // read again from o, committed or not
 	}
 }
 
