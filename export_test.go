@@ -45,3 +45,15 @@ func Outlets[T any](b *Broker) (listed, live int) {
 	}
 	return len(r.direct), live
 }
+
+// AckMarks returns how many runs of reads not committed AckWait keeps for
+// f (see readMark), 0 without AckWait.
+func AckMarks[T any](f *Follower[T]) int {
+	a := f.f.ack
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.reads)
+}

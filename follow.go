@@ -552,9 +552,13 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 		l.mu.Lock()
 		n, next := l.keyed.read(o, l.mu.tail(), l.oldest(l.stamp()), buf, l.timeOf)
 		l.mu.Unlock()
+		// The read, for AckWait, runs from o: the offsets up to the first
+		// record are of values replaced since, which a re-read finds
+		// replaced too, and so the reads of one instant are one run (see
+		// readMark) although the offsets they return have gaps.
 		end, first := max(next, o), max(next, o)
 		if n > 0 {
-			first = buf[0].Offset
+			first = o
 		}
 		if !f.move(from, end, first) {
 			continue // a Seek moved the position meanwhile: read from there

@@ -867,3 +867,39 @@ func TestFollowR4AckWaitHugeDoesNotSpin(t *testing.T) {
 		t.Errorf("Wait of 300ms used %v of CPU: a busy loop (its re-read timer fires at once, again and again)", used)
 	}
 }
+
+// A readMark holds the reads of less than AckWait/64 as one run, so that a
+// reader that never commits keeps about 64 runs per AckWait, however often
+// it reads. A keyed log's kept offsets have gaps (the values replaced since):
+// reads one at a time, at one instant, must still make one run.
+func TestFollowAckWaitKeyedReadsOneAtATimeKeepOneRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.RetainLatest(r4Key, topic.Retention{Count: 1000})
+		for k := range 100 {
+			b.Publish(r4Kv{k, 0})
+		}
+		for k := 0; k < 100; k += 2 {
+			b.Publish(r4Kv{k, 1}) // the kept offsets: 1, 3, ..., 99, then 100..149
+		}
+		f := b.Follow(topic.Name[r4Kv]("k"), topic.Replay[r4Kv](topic.Earliest()), topic.AckWait[r4Kv](time.Second))
+		defer f.Close()
+		buf := make([]topic.Record[r4Kv], 1)
+		read := 0
+		for f.Read(buf) == 1 {
+			read++
+		}
+		if read != 100 {
+			t.Fatalf("read %d values, want 100", read)
+		}
+		if n := topic.AckMarks(f); n != 1 {
+			t.Errorf("%d runs of reads kept for 100 reads at one instant, want 1", n)
+		}
+		// The re-read reads them all again.
+		time.Sleep(1001 * time.Millisecond)
+		buf = make([]topic.Record[r4Kv], 200)
+		if n := f.Read(buf); n != 100 || buf[0].Offset != 1 || buf[n-1].Offset != 149 {
+			t.Errorf("re-read %d values, want 100 from 1 to 149", n)
+		}
+	})
+}
