@@ -533,20 +533,52 @@ func TestReview11SeekFromAnotherGoroutineWhileReading(t *testing.T) {
 
 // r11Ack is the model of ackState.
 type r11Ack struct {
-	wait  int64
-	reads []readMark
+	wait      int64
+	reads     []readMark
+	committed uint64
+	replayTo  uint64          // where the re-read in progress ends
+	owed      map[uint64]bool // the values it reads again, read before
 }
 
 func (a *r11Ack) redo(now int64, o uint64) uint64 {
-	if len(a.reads) == 0 || now-a.reads[0].to <= a.wait {
-		return o
+	if len(a.reads) > 0 && now-a.reads[0].to > a.wait {
+		owed := map[uint64]bool{}
+		for _, m := range a.reads {
+			for x := m.first; x < m.end; x++ {
+				owed[x] = true
+			}
+		}
+		for x := range a.owed {
+			if x >= o {
+				owed[x] = true
+			}
+		}
+		a.owed, a.replayTo = owed, max(a.replayTo, o)
+		o = min(o, a.reads[0].first)
+		a.reads = a.reads[:0]
 	}
-	o = min(o, a.reads[0].first)
-	a.reads = a.reads[:0]
+	if o < a.replayTo {
+		o = min(max(o, a.committed), a.replayTo)
+	}
 	return o
 }
 
+// skipped is how many of the offsets from o up to head a read tells as
+// skipped: of a re-read, those it owes and those it never read.
+func (a *r11Ack) skipped(o, head uint64) uint64 {
+	n := uint64(0)
+	for ; o < head; o++ {
+		if o >= a.replayTo || a.owed[o] {
+			n++
+		}
+	}
+	return n
+}
+
 func (a *r11Ack) read(first, end uint64, now int64) {
+	if first = max(first, a.committed); first >= end {
+		return
+	}
 	if k := len(a.reads); k > 0 && a.reads[k-1].end == first && now-a.reads[k-1].from < a.wait/64 {
 		a.reads[k-1].end, a.reads[k-1].to = end, now
 		return
@@ -555,6 +587,7 @@ func (a *r11Ack) read(first, end uint64, now int64) {
 }
 
 func (a *r11Ack) commit(end uint64) {
+	a.committed = max(a.committed, end)
 	i := 0
 	for i < len(a.reads) && a.reads[i].end <= end {
 		i++
@@ -606,7 +639,7 @@ func TestReview11AckWaitRedeliveryAcrossWrap(t *testing.T) {
 						o := ack.redo(now, pos)
 						var sk uint64
 						if o < head {
-							sk, o = head-o, head
+							sk, o = ack.skipped(o, head), head
 						}
 						k := uint64(0)
 						if o < tail {
