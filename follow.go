@@ -168,9 +168,9 @@ func (x *Follower[T]) Close() {
 // a re-read runs are passed over, not read again; a Seek ends the re-read and
 // reads from where it moves to. Values a re-read finds trimmed are skipped
 // and told (Skipped) only if they were read before: what was skipped before
-// was told then, and is not told twice. A d of zero or less sets no wait. Given to
-// anything but a follower with a Name, it makes Subscribe, Handle or Follow
-// panic. Given more than once, the last one wins.
+// was told then, and is not told twice. A d of zero or less sets no wait.
+// Given to anything but a follower with a Name, it makes Subscribe, Handle
+// or Follow panic. Given more than once, the last one wins.
 func AckWait[T any](d time.Duration) Option[T] {
 	return Option[T]{apply: func(c *config[T]) {
 		c.ackWait = max(d, 0)
