@@ -129,8 +129,8 @@ func TestFollowAckWaitCommitDuringAPartialReReadIsHonoured(t *testing.T) {
 // done the committed values are never read again. Real time, a race.
 func TestFollowAckWaitCommitRacingAReReadIsHonoured(t *testing.T) {
 	buf := make([]topic.Record[frVal], 4)
-	raceAReRead(t, "committed values read again", func(f *topic.Follower[frVal]) { f.Commit(7) },
-		func(f *topic.Follower[frVal], _ int) bool {
+	bad, n := raceAReRead(t, ringOf8(), 20000, 0, func(f *topic.Follower[frVal]) { f.Commit(7) },
+		func(f *topic.Follower[frVal], _ []topic.Record[frVal]) bool {
 			// The commit of 7 is done: no read from now on reads 0..7
 			// again. (This one reads 4..7 again when the re-read went
 			// first: see TestFollowAckWaitCommitDuringAPartialReReadIsHonoured;
@@ -138,6 +138,9 @@ func TestFollowAckWaitCommitRacingAReReadIsHonoured(t *testing.T) {
 			n := f.Read(buf)
 			return n == 0 || buf[0].Offset != 0
 		})
+	if bad > 0 {
+		t.Errorf("%d of %d trials: committed values read again", bad, n)
+	}
 }
 
 // A Seek concurrent with a re-read: the Seek goes before or after the whole
@@ -145,53 +148,60 @@ func TestFollowAckWaitCommitRacingAReReadIsHonoured(t *testing.T) {
 // A Seek to the offset the read started from is an ABA for its CAS.
 func TestFollowAckWaitSeekRacingAReReadIsNotLost(t *testing.T) {
 	logged := false
-	raceAReRead(t, "the Seek to 8 lost", func(f *topic.Follower[frVal]) { f.Seek(8) },
-		func(f *topic.Follower[frVal], n int) bool {
+	bad, n := raceAReRead(t, ringOf8(), 20000, 0, func(f *topic.Follower[frVal]) { f.Seek(8) },
+		func(f *topic.Follower[frVal], read []topic.Record[frVal]) bool {
 			// Seek first: the read reads nothing, at 8. Read first: the
 			// Seek moves it to 8. Either way it is at 8 now.
 			o := f.Offset()
 			if o != 8 && !logged {
-				t.Logf("read %d records, then at %d", n, o)
+				t.Logf("read %d records, then at %d", len(read), o)
 				logged = true
 			}
 			return o == 8
 		})
+	if bad > 0 {
+		t.Errorf("%d of %d trials: the Seek to 8 lost", bad, n)
+	}
 }
 
-// raceAReRead runs trials in which a follower with an AckWait of 1ns has
-// read 8 values and re-reads 4 of them while another goroutine calls other;
-// after both, ok must hold (given what the re-read read). It reports the
-// trials in which it did not, as what.
-func raceAReRead(t *testing.T, what string, other func(*topic.Follower[frVal]), ok func(*topic.Follower[frVal], int) bool) {
-	t.Helper()
-	var b topic.Broker
+// ringOf8 returns a broker that retains frVal in a ring and holds 8 values
+// of it, at offsets 0 to 7.
+func ringOf8() *topic.Broker {
+	b := new(topic.Broker)
 	b.Retain[frVal](topic.Retention{Count: 64})
 	for i := range 8 {
 		b.Publish(frVal{i})
 	}
-	buf := make([]topic.Record[frVal], 16)
-	bad := 0
-	const trials = 20000
-	for trial := range trials {
-		f := b.Follow(topic.Name[frVal](fmt.Sprint("r", trial)), topic.Replay[frVal](topic.Earliest()),
-			topic.AckWait[frVal](time.Nanosecond))
-		if n := f.Read(buf); n != 8 {
-			t.Fatalf("Read read %d, want 8", n)
+	return b
+}
+
+// raceAReRead runs trials in which a new named follower of V on b, which
+// must hold 8 values of V at offsets 0 to 7, reads them with an AckWait of
+// 1ns, then re-reads up to 4 of them while another goroutine calls other;
+// after both, ok must hold, given what the re-read read. It runs at least
+// least trials and until d has passed, and returns how many failed and how
+// many ran.
+func raceAReRead[V any](t *testing.T, b *topic.Broker, least int, d time.Duration, other func(*topic.Follower[V]), ok func(f *topic.Follower[V], reread []topic.Record[V]) bool) (bad, n int) {
+	t.Helper()
+	buf := make([]topic.Record[V], 16)
+	n = r4Trials(d, least, func(trial int) {
+		f := b.Follow(topic.Name[V](fmt.Sprint("race", trial)), topic.Replay[V](topic.Earliest()),
+			topic.AckWait[V](time.Nanosecond))
+		defer f.Close()
+		if k := f.Read(buf); k != 8 {
+			t.Fatalf("Read read %d, want 8", k)
 		}
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		wg.Go(func() { <-start; other(f) })
 		close(start)
-		n := f.Read(buf[:4]) // re-reads from 0, unless other went first
+		k := f.Read(buf[:4]) // re-reads from 0, unless other went first
 		wg.Wait()
-		if !ok(f, n) {
+		if !ok(f, buf[:k]) {
 			bad++
 		}
-		f.Close()
-	}
-	if bad > 0 {
-		t.Errorf("%d of %d trials: %s", bad, trials, what)
-	}
+	})
+	return bad, n
 }
 
 // Everything at once, for the race detector and for hangs: a reader in

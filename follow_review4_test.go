@@ -480,37 +480,19 @@ func r4Trials(d time.Duration, least int, trial func(i int)) int {
 func TestFollowR4KeyedSeekRacingAReReadIsNotLost(t *testing.T) {
 	for _, to := range []uint64{8, 5, 2, 0} {
 		t.Run(fmt.Sprint("to=", to), func(t *testing.T) {
-			var b topic.Broker
-			b.RetainLatest(r4Key, topic.Retention{Count: 64})
-			for i := range 8 {
-				b.Publish(r4Kv{i, i})
-			}
-			buf := make([]topic.Record[r4Kv], 16)
-			lost := 0
-			n := r4Trials(250*time.Millisecond, 200, func(trial int) {
-				f := b.Follow(topic.Name[r4Kv](fmt.Sprint("s", trial)), topic.Replay[r4Kv](topic.Earliest()),
-					topic.AckWait[r4Kv](time.Nanosecond))
-				defer f.Close()
-				if n := f.Read(buf); n != 8 {
-					t.Fatalf("Read read %d, want 8", n)
-				}
-				var wg sync.WaitGroup
-				start := make(chan struct{})
-				wg.Go(func() { <-start; f.Seek(to) })
-				close(start)
-				k := f.Read(buf[:4]) // re-reads 0..3, unless the Seek came first
-				wg.Wait()
-				o := f.Offset()
-				seekFirst := k > 0 && buf[0].Offset == to && o == min(to+uint64(k), 8) ||
-					k == 0 && to == 8 && o == 8
-				readFirst := o == to
-				if !seekFirst && !readFirst {
-					lost++
-					if lost == 1 {
-						t.Logf("trial %d: read %d from %d, then at %d: the Seek to %d is lost", trial, k, buf[0].Offset, o, to)
+			logged := false
+			lost, n := raceAReRead(t, keyedOf8(), 200, 250*time.Millisecond, func(f *topic.Follower[r4Kv]) { f.Seek(to) },
+				func(f *topic.Follower[r4Kv], read []topic.Record[r4Kv]) bool {
+					k, o := uint64(len(read)), f.Offset()
+					seekFirst := k > 0 && read[0].Offset == to && o == min(to+k, 8) ||
+						k == 0 && to == 8 && o == 8
+					readFirst := o == to
+					if !seekFirst && !readFirst && k > 0 && !logged {
+						logged = true
+						t.Logf("read %d from %d, then at %d: the Seek to %d is lost", k, read[0].Offset, o, to)
 					}
-				}
-			})
+					return seekFirst || readFirst
+				})
 			if lost > 0 {
 				t.Errorf("%d of %d trials lost the Seek", lost, n)
 			}
@@ -521,41 +503,37 @@ func TestFollowR4KeyedSeekRacingAReReadIsNotLost(t *testing.T) {
 // A Commit racing a re-read of a keyed log: once both are done, nothing
 // committed is read again.
 func TestFollowR4KeyedCommitRacingAReReadIsHonoured(t *testing.T) {
-	var b topic.Broker
+	buf := make([]topic.Record[r4Kv], 16)
+	bad, n := raceAReRead(t, keyedOf8(), 200, 400*time.Millisecond, func(f *topic.Follower[r4Kv]) { f.Commit(7) },
+		func(f *topic.Follower[r4Kv], _ []topic.Record[r4Kv]) bool {
+			ok := true
+			if k := f.Read(buf[:4]); k > 0 && buf[0].Offset == 0 {
+				ok = false
+			}
+			// Everything is committed: the reads that follow, however
+			// late, read nothing.
+			time.Sleep(time.Microsecond)
+			for range 3 {
+				if k := f.Read(buf); k > 0 && buf[0].Offset < 4 {
+					ok = false
+				}
+			}
+			return ok
+		})
+	if bad > 0 {
+		t.Errorf("%d of %d trials read committed values again", bad, n)
+	}
+}
+
+// keyedOf8 returns a broker that keeps the latest r4Kv of each key and
+// holds 8 of them, at offsets 0 to 7.
+func keyedOf8() *topic.Broker {
+	b := new(topic.Broker)
 	b.RetainLatest(r4Key, topic.Retention{Count: 64})
 	for i := range 8 {
 		b.Publish(r4Kv{i, i})
 	}
-	buf := make([]topic.Record[r4Kv], 16)
-	bad := 0
-	n := r4Trials(400*time.Millisecond, 200, func(trial int) {
-		f := b.Follow(topic.Name[r4Kv](fmt.Sprint("c", trial)), topic.Replay[r4Kv](topic.Earliest()),
-			topic.AckWait[r4Kv](time.Nanosecond))
-		defer f.Close()
-		if n := f.Read(buf); n != 8 {
-			t.Fatalf("Read read %d, want 8", n)
-		}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		wg.Go(func() { <-start; f.Commit(7) })
-		close(start)
-		f.Read(buf[:4])
-		wg.Wait()
-		if k := f.Read(buf[:4]); k > 0 && buf[0].Offset == 0 {
-			bad++
-		}
-		// Everything is committed: the reads that follow, however late,
-		// read nothing.
-		time.Sleep(time.Microsecond)
-		for range 3 {
-			if k := f.Read(buf); k > 0 && buf[0].Offset < 4 {
-				bad++
-			}
-		}
-	})
-	if bad > 0 {
-		t.Errorf("%d bad reads in %d trials: values committed read again", bad, n)
-	}
+	return b
 }
 
 // A reader in Next (AckWait, never committing) on a keyed log while another
