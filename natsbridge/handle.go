@@ -234,16 +234,9 @@ type inFlight struct {
 func (x *streamHandler[T]) run() {
 	defer close(x.done)
 	for {
-		m, err := x.it.Next()
-		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				if errors.Is(err, nats.ErrConnectionClosed) {
-					x.l.br.report(&x.l.counts, Consume, x.l.subject, err)
-				}
-				return
-			}
-			x.l.br.report(&x.l.counts, Consume, x.l.subject, err)
-			continue
+		m, ok := nextMessage(x.l, x.it)
+		if !ok {
+			return
 		}
 		if x.stopping.Load() {
 			x.settle(m, nak, 0) // held when the link stopped: to the next consumer, now

@@ -470,18 +470,31 @@ type streamImport[T any] struct {
 func (x *streamImport[T]) run() {
 	defer close(x.done)
 	for {
-		m, err := x.it.Next()
-		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				if errors.Is(err, nats.ErrConnectionClosed) {
-					x.l.br.report(&x.l.counts, Consume, x.l.subject, err)
-				}
-				return
-			}
-			x.l.br.report(&x.l.counts, Consume, x.l.subject, err)
-			continue
+		m, ok := nextMessage(x.l, x.it)
+		if !ok {
+			return
 		}
 		x.receive(m)
+	}
+}
+
+// nextMessage returns the next message of the link's consumer, and false once its
+// iterator is closed. It reports the errors it meets on the way as Consume
+// errors of l: those of fetching, and the closing of the connection, which
+// ends the iterator; a stop, which closes the iterator too, is no error.
+func nextMessage(l *Link, it jetstream.MessagesContext) (jetstream.Msg, bool) {
+	for {
+		m, err := it.Next()
+		if err == nil {
+			return m, true
+		}
+		closed := errors.Is(err, jetstream.ErrMsgIteratorClosed)
+		if !closed || errors.Is(err, nats.ErrConnectionClosed) {
+			l.br.report(&l.counts, Consume, l.subject, err)
+		}
+		if closed {
+			return nil, false
+		}
 	}
 }
 
