@@ -2,6 +2,8 @@
 # Narrow any target with RUN, BENCH, PKG, COUNT or TIME (-benchtime), e.g.
 #   make race RUN=TestCancelIsIdempotent COUNT=5
 #   make flame BENCH=BenchmarkPublishParallel
+# make expands a $ in a variable it is given: write $$ for a regexp's end,
+#   make regress REV=HEAD BENCH='PublishDirect$$|PublishRetained'
 
 export GOTOOLCHAIN ?= go1.27.3
 SHELL := bash

@@ -1017,11 +1017,15 @@ func (l *waitList) remove(w *waiter) {
 	}
 }
 
-// wake wakes every follower waiting, and empties the list.
+// wake wakes every follower waiting, and empties the list. Its check is
+// inlined in every publication; the wake-up is wakeAll.
 func (l *waitList) wake() {
-	if l.n.Load() == 0 {
-		return
+	if l.n.Load() != 0 {
+		l.wakeAll()
 	}
+}
+
+func (l *waitList) wakeAll() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, w := range l.ws {

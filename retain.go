@@ -218,12 +218,21 @@ func (l *logOf[T]) now() int64 { return int64(time.Since(l.epoch)) }
 // stamp returns the time to give a publication: the reading of the current
 // clock tick, or 0 with NoTime. The age bound is checked against it too,
 // so that by the log's own times a value just published is never expired.
-func (l *logOf[T]) stamp() int64 {
-	if l.limit.NoTime {
-		return 0
-	}
+// (publish inlines its first step: see there.)
+func (l *logCore) stamp() int64 {
 	if c := l.clock.cached.Load(); c != 0 {
 		return c - 1
+	}
+	return l.stampSlow()
+}
+
+// stampSlow is stamp without a cached reading. A log of NoTime never reads
+// the clock (stamp is what reads it), so it never caches a reading either.
+//
+//go:noinline
+func (l *logCore) stampSlow() int64 {
+	if l.limit.NoTime {
+		return 0
 	}
 	return l.clock.read()
 }
@@ -392,7 +401,10 @@ func (l *logOf[T]) appendLocked(v T, nanos int64) (uint64, int64) {
 		r = n
 		l.slot = n.index(o)
 	}
-	r.write(o, l.slot, nanos, v)
+	if l.slot&r.last == 0 {
+		r.enter(o, l.slot) // the first slot of a chunk
+	}
+	r.put(l.slot, nanos, v)
 	l.slot = r.next(l.slot)
 	l.mu.next = o + 1 // published after the write, by Unlock: see logOf
 	return o, nanos
@@ -495,11 +507,20 @@ func recordOf[T any](l *logOf[T], o uint64, nanos int64, v T) Record[T] {
 // From sources and slow wildcard subscriptions the value reaches, which
 // receive it live. It returns v's offset.
 func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
-	now := l.stamp()
+	// l.stamp(), inlined but for its clock reading (stamp is too long for
+	// the compiler to inline): cached is 0 when it holds none, and a
+	// reading below 0 (of a log made outside a synctest bubble, published
+	// to inside one) is read again.
+	var now int64
+	if !l.limit.NoTime {
+		if now = l.clock.cached.Load() - 1; now < 0 {
+			now = l.stampSlow()
+		}
+	}
 	if l.keyed != nil {
 		l.keyed.lockFor(&l.mu, v)
-	} else {
-		l.mu.Lock()
+	} else if !l.mu.tryLock() { // l.mu.Lock(), its first try inlined
+		l.mu.lockContended()
 	}
 	off, nanos := l.appendLocked(v, now)
 	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].

@@ -20,6 +20,15 @@ import (
 	"time"
 )
 
+// write is the writer's step of a ring's append, as appendLocked takes it:
+// enter the chunk at its first slot, then put v in slot s.
+func (r *ring[T]) write(o, s uint64, nanos int64, v T) {
+	if s&r.last == 0 {
+		r.enter(o, s)
+	}
+	r.put(s, nanos, v)
+}
+
 // rnBounds are offsets around which a ring is written: names wrap at every
 // multiple of 2^47; 2^46 is where a difference of names changes sign.
 var rnBounds = []uint64{

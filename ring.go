@@ -129,12 +129,12 @@ func (r *ring[T]) next(s uint64) uint64 {
 	return s
 }
 
-// write stores v, of offset o and time nanos, in its slot s. The caller is
-// the one writer, which keeps track of s (index(o)) to spare a division.
-func (r *ring[T]) write(o, s uint64, nanos int64, v T) {
-	if s&r.last == 0 {
-		r.enter(o, s)
-	}
+// put stores v, of time nanos, in slot s. The caller is the one writer,
+// which keeps track of s (index of the offset) to spare a division, and
+// which has entered the slot's chunk: it calls enter first when s is the
+// first slot of a chunk (s&last is 0). (A method doing both is too long
+// for the compiler to inline in the writer's append.)
+func (r *ring[T]) put(s uint64, nanos int64, v T) {
 	c := &r.cells[s]
 	c.nanos, c.v = nanos, v
 }

@@ -127,11 +127,25 @@ const (
 
 // Lock takes the sequencing point. Its holder appends by raising next.
 func (q *seq) Lock() {
-	if w := q.w.Load(); w&seqLocked == 0 && !q.starving.Load() && q.w.CompareAndSwap(w, w|seqLocked) {
-		q.next = w >> seqShift
-		return
+	if !q.tryLock() {
+		q.lockContended()
 	}
-	q.next = q.lockSlow()
+}
+
+// lockContended is Lock after tryLock failed. (Lock is too long to inline:
+// a publication calls tryLock, inlined, and this.)
+func (q *seq) lockContended() { q.next = q.lockSlow() }
+
+// tryLock takes the sequencing point if it is free and no parked contender
+// starves, and reports whether it did: Lock's first try, which is short
+// enough for the compiler to inline where Lock is not.
+func (q *seq) tryLock() bool {
+	w := q.w.Load()
+	if w&seqLocked == 0 && !q.starving.Load() && q.w.CompareAndSwap(w, w|seqLocked) {
+		q.next = w >> seqShift
+		return true
+	}
+	return false
 }
 
 // lockSlow is lock after a first try failed: yield, then park.
