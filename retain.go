@@ -508,12 +508,12 @@ func recordOf[T any](l *logOf[T], o uint64, nanos int64, v T) Record[T] {
 // receive it live. It returns v's offset.
 func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
 	// l.stamp(), inlined but for its clock reading (stamp is too long for
-	// the compiler to inline): cached is 0 when it holds none, and a
-	// reading below 0 (of a log made outside a synctest bubble, published
-	// to inside one) is read again.
+	// the compiler to inline).
 	var now int64
 	if !l.limit.NoTime {
-		if now = l.clock.cached.Load() - 1; now < 0 {
+		if c := l.clock.cached.Load(); c != 0 {
+			now = c - 1
+		} else {
 			now = l.stampSlow()
 		}
 	}
