@@ -234,10 +234,10 @@ func TestFollowCommitAfterASeekForward(t *testing.T) {
 	if n := f.Read(buf); n != 2 || buf[0].Offset != 7 {
 		t.Fatalf("Read: %d from %d, want 2 from 7", n, buf[0].Offset)
 	}
-	if _, p := frPanic(func() { f.Commit(9) }); !p {
+	if _, p := panicMessage(func() { f.Commit(9) }); !p {
 		t.Error("Commit(9), which the follower has not reached, did not panic")
 	}
-	if msg, p := frPanic(func() { f.Commit(2) }); p {
+	if msg, p := panicMessage(func() { f.Commit(2) }); p {
 		t.Errorf("Commit(2), passed over by the Seek: %s", msg)
 	}
 	f.Close()

@@ -30,17 +30,6 @@ type r4Kv struct{ K, V int }
 
 func r4Key(v r4Kv) int { return v.K }
 
-// r4Panic runs f and returns its panic's message, if any.
-func r4Panic(f func()) (msg string, panicked bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			msg, panicked = fmt.Sprint(p), true
-		}
-	}()
-	f()
-	return "", false
-}
-
 // ---------------------------------------------------------------------------
 // Skipped: each offset is told once.
 
@@ -80,12 +69,7 @@ func TestFollowR4AckWaitReReadTellsASkippedGapOnce(t *testing.T) {
 		if buf[0].Skipped != 4 {
 			t.Errorf("re-read's first record Skipped = %d, want 4 (0..3; 4..7 were told before)", buf[0].Skipped)
 		}
-		if err := r4RunsOverlap(losses); err != "" {
-			t.Errorf("OnLoss told an offset twice: %s", err)
-		}
-		if st := r4Stats(&b, "a"); st.Lost.Skipped != 8 {
-			t.Errorf("Lost.Skipped = %d, want 8: offsets 0..7, each lost once", st.Lost.Skipped)
-		}
+		r4WantToldOnce(t, &b, losses, 8) // offsets 0..7
 	})
 }
 
@@ -130,12 +114,7 @@ func TestFollowR4AckWaitReReadAfterWaitSkippedTellsAGapOnce(t *testing.T) {
 		if buf[0].Skipped != 8 {
 			t.Errorf("record 8 Skipped = %d, want 8: 0..7, just before it, each once", buf[0].Skipped)
 		}
-		if err := r4RunsOverlap(losses); err != "" {
-			t.Errorf("OnLoss told an offset twice: %s", err)
-		}
-		if st := r4Stats(&b, "a"); st.Lost.Skipped != 8 {
-			t.Errorf("Lost.Skipped = %d, want 8", st.Lost.Skipped)
-		}
+		r4WantToldOnce(t, &b, losses, 8) // offsets 0..7
 	})
 }
 
@@ -145,6 +124,18 @@ func r4Runs[T any](ls []topic.Loss[T]) [][2]uint64 {
 		rs = append(rs, [2]uint64{l.Offset, l.Count})
 	}
 	return rs
+}
+
+// r4WantToldOnce checks that OnLoss told no offset twice and that the
+// follower named "a" counts want values skipped: each lost value once.
+func r4WantToldOnce(t *testing.T, b *topic.Broker, losses []topic.Loss[r4Val], want uint64) {
+	t.Helper()
+	if err := r4RunsOverlap(losses); err != "" {
+		t.Errorf("OnLoss told an offset twice: %s", err)
+	}
+	if st := statsNamed(t, b, "a"); st.Lost.Skipped != want {
+		t.Errorf("Lost.Skipped = %d, want %d: each value lost counted once", st.Lost.Skipped, want)
+	}
 }
 
 func r4RunsOverlap[T any](ls []topic.Loss[T]) string {
@@ -159,15 +150,6 @@ func r4RunsOverlap[T any](ls []topic.Loss[T]) string {
 		}
 	}
 	return strings.Join(dup, "; ")
-}
-
-func r4Stats(b *topic.Broker, name string) topic.SubscriptionStats {
-	for _, st := range b.Subscriptions() {
-		if st.Name == name {
-			return st
-		}
-	}
-	return topic.SubscriptionStats{}
 }
 
 // ---------------------------------------------------------------------------
@@ -414,7 +396,7 @@ func TestFollowR4KeyedAckWaitMatchesModel(t *testing.T) {
 					log = append(log, fmt.Sprintf("Seek(%d)", o))
 				case op == 7 || op == 8:
 					o := uint64(rng.IntN(int(m.tail()) + 2))
-					msg, panicked := r4Panic(func() { f.Commit(o) })
+					msg, panicked := panicMessage(func() { f.Commit(o) })
 					ok := m.commit(o)
 					log = append(log, fmt.Sprintf("Commit(%d) panicked %v", o, panicked))
 					if ok == panicked {

@@ -71,16 +71,6 @@ func frReadAll[T any](f *topic.Follower[T], n int) []topic.Record[T] {
 	}
 }
 
-func frPanic(f func()) (msg string, panicked bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			msg, panicked = fmt.Sprint(p), true
-		}
-	}()
-	f()
-	return "", false
-}
-
 // OnLoss "may publish, subscribe and cancel". A channel follower's OnLoss
 // runs on its pump's goroutine (the Skipped report); cancelling the
 // subscription from there must not wait for ever for the pump to close the
@@ -227,7 +217,7 @@ func TestFollowEdgeCommitAfterCloseLeavesTheNameAlone(t *testing.T) {
 	buf := make([]topic.Record[frVal], 5)
 	f2.Read(buf) // 0 to 4
 	f2.Commit(4)
-	_, p := frPanic(func() { f1.Commit(9) }) // late, through the closed follower
+	_, p := panicMessage(func() { f1.Commit(9) }) // late, through the closed follower
 	f2.Close()
 	f3 := b.Follow(topic.Name[frVal]("n"))
 	defer f3.Close()
@@ -253,7 +243,7 @@ func TestFollowEdgeAckWaitOnASubscriptionThatIsNotAFollowerPanics(t *testing.T) 
 		},
 	}
 	for what, f := range cases {
-		msg, p := frPanic(f)
+		msg, p := panicMessage(f)
 		if !p || !strings.HasPrefix(msg, "topic: ") {
 			t.Errorf("%s, AckWait, no Follow: panicked %v (%q), want a topic: panic", what, p, msg)
 		}

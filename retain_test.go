@@ -46,7 +46,7 @@ func retainNested(b *topic.Broker, viaAppend bool, panics *[]string) func(int) {
 		if n < 0 {
 			return
 		}
-		if msg, ok := retainPanic(func() {
+		if msg, ok := panicMessage(func() {
 			if viaAppend {
 				b.Append(retainTick{-1 - n})
 			} else {
@@ -58,21 +58,10 @@ func retainNested(b *topic.Broker, viaAppend bool, panics *[]string) func(int) {
 	}
 }
 
-// retainPanic runs f and returns what it panicked with, as a string.
-func retainPanic(f func()) (msg string, panicked bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			msg, panicked = fmt.Sprint(p), true
-		}
-	}()
-	f()
-	return "", false
-}
-
 // retainWantPanic checks that f panics with a "topic: " message.
 func retainWantPanic(t *testing.T, what string, f func()) {
 	t.Helper()
-	msg, ok := retainPanic(f)
+	msg, ok := panicMessage(f)
 	switch {
 	case !ok:
 		t.Errorf("%s did not panic", what)
@@ -1076,7 +1065,7 @@ func TestReplayAndReadAfterShutdown(t *testing.T) {
 	if err := b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	msg, panicked := retainPanic(func() {
+	msg, panicked := panicMessage(func() {
 		ch, cancel := b.Subscribe(topic.Replay[retainTick](topic.Earliest()))
 		defer cancel()
 		if _, ok := <-ch; ok {
@@ -1086,7 +1075,7 @@ func TestReplayAndReadAfterShutdown(t *testing.T) {
 	if panicked {
 		t.Errorf("Subscribe with Replay after Shutdown panicked: %s", msg)
 	}
-	msg, panicked = retainPanic(func() {
+	msg, panicked = panicMessage(func() {
 		if recs, next, skipped := b.Read[retainTick](2, 10); recs != nil || next != 2 || skipped != 0 {
 			t.Errorf("Read(2, 10) after Shutdown = %v, %d, %d; want nil, 2, 0", recs, next, skipped)
 		}
@@ -1497,7 +1486,7 @@ func TestRetainOfARecordTypePanics(t *testing.T) {
 		if first {
 			b.Retain[retainTick](topic.Retention{Count: 10})
 		}
-		msg, ok := retainPanic(func() { b.Retain[topic.Record[retainTick]](topic.Retention{Count: 10}) })
+		msg, ok := panicMessage(func() { b.Retain[topic.Record[retainTick]](topic.Retention{Count: 10}) })
 		if !ok || !strings.HasPrefix(msg, "topic: ") {
 			t.Errorf("Retain of a Record type (value type retained first: %v): panic %q, %v; want a \"topic: \" panic", first, msg, ok)
 		}
