@@ -625,8 +625,15 @@ func (a *ackState) start(now int64, o, committed uint64, redo bool) uint64 {
 		o = min(o, a.reads[0].first)
 		a.reads = a.reads[:0]
 	}
+	return a.pastCommittedLocked(o, committed)
+}
+
+// pastCommittedLocked returns where a read from position o starts, given
+// the follower's committed offset: during a re-read (below replayTo), past
+// what was committed, up to where the re-read ends. The caller holds mu.
+func (a *ackState) pastCommittedLocked(o, committed uint64) uint64 {
 	if o < a.replayTo {
-		o = min(max(o, committed), a.replayTo)
+		return min(max(o, committed), a.replayTo)
 	}
 	return o
 }
@@ -863,11 +870,8 @@ func (f *follower[T]) next() uint64 {
 	c := f.committed.Load()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	o := f.pos.Load() // stored under mu by a Seek, which ends the re-read
-	if o < a.replayTo {
-		o = min(max(o, c), a.replayTo)
-	}
-	return o
+	// The position is stored under mu by a Seek, which ends the re-read.
+	return a.pastCommittedLocked(f.pos.Load(), c)
 }
 
 // lag returns the values kept after the position.
