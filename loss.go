@@ -203,15 +203,23 @@ func (c *lossCounter) add(k Cause) {
 }
 
 // addFull is add(Full), without the load of the cause's slot: the drop
-// path's count. (Not inlined either: 106.)
+// path's count.
 func (c *lossCounter) addFull() {
-	if c.stripes.Load() == nil {
-		x := &c.base[0] // lossSlot[Full]
-		if old := x.Load(); x.CompareAndSwap(old, old+1) {
-			return
-		}
+	if !c.tryAddFull() {
+		c.addStriped(Full)
 	}
-	c.addStriped(Full)
+}
+
+// tryAddFull counts one Full with one compare-and-swap, unless the counts
+// are striped or the compare-and-swap fails (a contention), and reports
+// whether it did. It is inlined.
+func (c *lossCounter) tryAddFull() bool {
+	if c.stripes.Load() != nil {
+		return false
+	}
+	x := &c.base[0] // lossSlot[Full]
+	old := x.Load()
+	return x.CompareAndSwap(old, old+1)
 }
 
 // addN counts n losses of cause k at once, as add does (for a follower's
