@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/seedaa7df82c/topic"
 )
@@ -143,4 +145,63 @@ func TestInterfaceSubscriptionsReceiveTheDynamicType(t *testing.T) {
 	if got, want := takeAll(errs), []string{"from error 7", "from error 8"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("From(error) subscription: %q, want %q", got, want)
 	}
+}
+
+// A receiver already waiting on an unbuffered interface subscription is
+// handed each value whole: a plain interface subscription is sent the two
+// words of the interface value (boxedOut.send), which the runtime copies by
+// the channel's own element type, here straight into the waiting receiver.
+// Its dynamic type and data arrive, and a nil interface value as nil.
+func TestInterfaceSubscriptionsHandValuesToAWaitingReceiver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		stringers, cancelStringers := b.Subscribe(topic.Buffer[fmt.Stringer](0))
+		defer cancelStringers()
+		anys, cancelAnys := b.Subscribe(topic.Buffer[any](0))
+		defer cancelAnys()
+
+		p, q := &byPointer{"p"}, &byPointer{"q"}
+		publish := []func(){
+			func() { b.Publish(byValue{"v"}) }, // boxed for both, on a route of boxed sources only
+			func() { b.Publish(p) },
+			func() { b.Publish(bothWays(7)) },
+			func() { b.Publish(fmt.Stringer(q)) },   // to any boxed, to fmt.Stringer as it is
+			func() { b.Publish(fmt.Stringer(nil)) }, // likewise: a nil interface value
+		}
+		var gotS []string
+		var gotA []any
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for range publish {
+				s := <-stringers
+				if s == nil {
+					gotS = append(gotS, "<nil>")
+				} else {
+					gotS = append(gotS, s.String())
+				}
+			}
+		})
+		wg.Go(func() {
+			for range publish {
+				gotA = append(gotA, <-anys)
+			}
+		})
+		for _, f := range publish {
+			synctest.Wait() // both receivers wait on their channel
+			f()
+		}
+		wg.Wait()
+
+		if want := []string{"value v", "pointer p", "int 7", "pointer q", "<nil>"}; !slices.Equal(gotS, want) {
+			t.Errorf("fmt.Stringer subscription received %q, want %q", gotS, want)
+		}
+		if want := []any{byValue{"v"}, p, bothWays(7), q, nil}; !slices.Equal(gotA, want) {
+			t.Errorf("any subscription received %#v, want %#v", gotA, want)
+		}
+		for _, st := range b.Subscriptions() {
+			if st.Lost.Total() != 0 {
+				t.Errorf("%v subscription: lost %+v, want nothing (its receiver was waiting)", st.Type, st.Lost)
+			}
+		}
+	})
 }

@@ -35,21 +35,63 @@ type boxedSource interface {
 	// type, to convert x without the runtime's assertion (see asSource).
 	deliverBoxed(g *guard, x any, tab unsafe.Pointer)
 	tabFor(t reflect.Type) unsafe.Pointer
-	// sendBoxed is deliverBoxed for a source that is not slow, inside the
-	// guard: a plain subscription of an interface type.
-	sendBoxed(x any, tab unsafe.Pointer)
+	// outlet returns, for a source that is not slow (a plain subscription
+	// of an interface type, sent to inside the guard), its channel and its
+	// loss counter; nil for the others.
+	outlet() (ch unsafe.Pointer, lost *lossCounter)
 }
 
 // A boxedOut is an interface source on a route, with its tabFor the type of
-// the values the route's entry routes.
+// the values the route's entry routes, and, if it is not slow, its outlet.
 type boxedOut struct {
 	boxedSource
 	tab unsafe.Pointer
+	// ch is the source's channel, a chan I of its interface type I, and lost
+	// its loss counter: send's, without a call through boxedSource.
+	ch   unsafe.Pointer
+	lost *lossCounter
 }
 
 // newBoxedOut returns src on the route of e.
 func newBoxedOut(src boxedSource, e *entry) boxedOut {
-	return boxedOut{src, src.tabFor(e.typ)}
+	o := boxedOut{boxedSource: src, tab: src.tabFor(e.typ)}
+	o.ch, o.lost = src.outlet()
+	if o.ch != nil && e.typ != nil && o.tab == nil {
+		// send relies on it: see there.
+		panic("topic: internal error: an interface subscription routed a type it has no itab for")
+	}
+	return o
+}
+
+// ifaceWords are the two words of an interface value: its itab, or for an
+// empty interface its type, and its data word.
+type ifaceWords struct{ tab, data unsafe.Pointer }
+
+// send offers x to o, a source that is not slow, inside the guard: a
+// non-blocking send of x as a value of o's interface type I, made of o.tab
+// and x's data word as asSource makes it, without the runtime's assertion.
+// The route matched x's dynamic type against I, so that x is nil, or has
+// the entry's type, of which o.tab is the itab for I (or, for any, the type
+// itself; newBoxedOut checked it is not nil).
+func (o *boxedOut) send(x any) {
+	// Safety: an interface value is two words, the first its itab or type
+	// and the second its data word, for I as for any; a nil one is two nil
+	// words. The channel is a chan I, whose element the runtime copies by
+	// its own element type (two pointer words), so that sending the words
+	// through a chan ifaceWords sends the value of I they make. (A struct,
+	// not a [2]unsafe.Pointer: the compiler keeps its words apart, where
+	// it copied the array's as one 16-byte load of two 8-byte stores, a
+	// store-forwarding stall that took a quarter of the publication.)
+	w := *(*ifaceWords)(unsafe.Pointer(&x))
+	if w.tab != nil {
+		w.tab = o.tab
+	}
+	ch := *(*chan ifaceWords)(unsafe.Pointer(&o.ch))
+	select {
+	case ch <- w:
+	default:
+		o.lost.addFull()
+	}
 }
 
 // tabOf returns the first word of a value of type t converted to T, an

@@ -1393,7 +1393,7 @@ func TestR13GoexitInAFromFunctionLosesNothingUncountedBesideIt(t *testing.T) {
 }
 
 // Attack 13. Handlers of interface types (plain subscriptions sent to by
-// sendBoxed, their queue their channel) receive the dynamic values, and
+// boxedOut.send, their queue their channel) receive the dynamic values, and
 // cancelling one by its stop while publishers run closes it cleanly.
 func TestR13InterfaceHandlersReceiveTheDynamicValue(t *testing.T) {
 	var b topic.Broker

@@ -241,16 +241,14 @@ func (s *sub[T]) deliverBoxed(g *guard, x any, tab unsafe.Pointer) {
 	}
 }
 
-func (s *sub[T]) sendBoxed(x any, tab unsafe.Pointer) {
-	v, ok := asSource[T](x, tab)
-	if !ok {
-		return // unreachable: the route matched x against T
+// outlet returns a plain subscription's channel and loss counter (for an
+// interface type T, to be sent to by boxedOut.send), nil for one that is
+// slow.
+func (s *sub[T]) outlet() (unsafe.Pointer, *lossCounter) {
+	if s.slow() {
+		return nil, nil
 	}
-	select {
-	case s.ch <- v:
-	default:
-		s.lost.addFull()
-	}
+	return *(*unsafe.Pointer)(unsafe.Pointer(&s.ch)), &s.lost
 }
 
 // maxEvictions bounds the attempts of a drop-oldest publication: evicting a
@@ -480,8 +478,8 @@ func sendBoxedDirect[T any](g *guard, e *entry, v T) {
 		}
 		return
 	}
-	for _, s := range r.boxed {
-		s.sendBoxed(x, s.tab)
+	for i := range r.boxed {
+		r.boxed[i].send(x)
 	}
 	g.exit(c)
 }
@@ -638,8 +636,8 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 		if x == nil {
 			x = any(v) // the route changed since it was loaded: rare
 		}
-		for _, s := range r.boxed {
-			s.sendBoxed(x, s.tab)
+		for i := range r.boxed {
+			r.boxed[i].send(x)
 		}
 	}
 	g.exit(c)
