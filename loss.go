@@ -166,18 +166,25 @@ func (l Lost) Of(c Cause) uint64 {
 // cancel has returned. The subscription's close freezes its Full count
 // (freezeFull) so that its counts are final from then on: such a drop is
 // then one of a publication that came after the cancel, which is not
-// counted.
+// counted. After Shutdown's close, which counts every later publication
+// as Closed, it is counted as Closed (see load).
 type lossCounter struct {
 	base    [lossSlots]atomic.Uint64
 	stripes atomic.Pointer[[guardStripes]lossStripe] // set once, when contended
-	// full is the Full count once frozen, plus one; zero until then, and
-	// frozeNow while it is being frozen. Set once, by the close of the
-	// subscription (see freezeFull).
+	// full is zero until the close of the subscription freezes its Full
+	// count, frozeNow while it is being frozen, and then the frozen count
+	// plus one, shifted left by one, with fullSealed set if the close was
+	// Shutdown's (see freezeFull).
 	full atomic.Uint64
 }
 
-// frozeNow marks a Full count being frozen (see freezeFull).
-const frozeNow = ^uint64(0)
+// frozeNow marks a Full count being frozen (see freezeFull); fullSealed, in
+// a frozen count, a close by Shutdown. (A frozen count is never frozeNow:
+// that would take 2^63 drops.)
+const (
+	frozeNow   = ^uint64(0)
+	fullSealed = 1
+)
 
 // The causes a lossCounter counts, by slot.
 const lossSlots = 5
@@ -258,21 +265,36 @@ func (c *lossCounter) load() Lost {
 		case frozeNow:
 			runtime.Gosched() // a close is freezing it: a moment
 		default:
-			l.Full = f - 1
+			frozen := f>>1 - 1
+			if f&fullSealed != 0 && l.Full > frozen {
+				// Drops counted past the freeze: publications that found
+				// the buffer full before Shutdown closed it and counted
+				// after. Shutdown ended them: Closed, as it counts every
+				// publication after it. (l.Full may be less than frozen,
+				// summed before the freeze's sum: none then.)
+				l.Closed += l.Full - frozen
+			}
+			l.Full = frozen
 			return l
 		}
 	}
 }
 
 // freezeFull makes the Full count what it is now for good: later drops
-// counted without the guard are not loaded (see lossCounter). It marks the
-// count as being frozen before it sums it, and a load that finds the mark
-// after its own sum waits for the frozen count: so a load that returns a
-// count it summed summed before the mark, and the frozen count, summed
-// after, is not less (the counters only grow).
-func (c *lossCounter) freezeFull() {
+// counted without the guard are not loaded as Full (see lossCounter); if
+// sealed, the close is Shutdown's, and they are loaded as Closed. It marks
+// the count as being frozen before it sums it, and a load that finds the
+// mark after its own sum waits for the frozen count: so a load that returns
+// a count it summed summed before the mark, and the frozen count, summed
+// after, is not less (the counters only grow). Closed does not go down
+// either: what load adds to it grows with the sum.
+func (c *lossCounter) freezeFull(sealed bool) {
 	c.full.Store(frozeNow)
-	c.full.Store(c.sum().Full + 1)
+	f := (c.sum().Full + 1) << 1
+	if sealed {
+		f |= fullSealed
+	}
+	c.full.Store(f)
 }
 
 // sum returns the counts as the counters hold them.

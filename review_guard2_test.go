@@ -180,6 +180,49 @@ func TestReview2AFrozenFullCountKeepsEveryEarlierDropAndNoLaterOne(t *testing.T)
 	}
 }
 
+// A publication that found the buffer full before Shutdown closed the
+// subscription, and counts its drop without the guard only after (a
+// publisher held up in countFull, or in sendDirect's drop path), is counted
+// as Closed: Shutdown counts every publication it ended, so that once the
+// publishers stop the values published equal those received plus those
+// lost. The Full count stays what the close froze. (The frozen Full count
+// used to hide such a drop, counted nowhere: a review found publishers
+// racing Shutdown one to three values short in about one round of five.)
+// Catches the mutants: a seal that freezes as a cancel does (the drop is
+// lost), and a load that adds the late drops to Full instead.
+func TestReview2ADropCountedAfterShutdownClosedTheSubscriptionIsClosed(t *testing.T) {
+	for _, striped := range []bool{false, true} {
+		var b Broker
+		o, ch, _ := r2Plain(t, &b)
+		s := o.sub
+		want := Lost{Full: 1}
+		if striped {
+			s.lost.addStriped(Full) // a drop counted on the stripes
+			want.Full++
+		}
+		b.Publish(r2Int(1)) // dropped: the buffer is full
+		if err := b.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.stats().Lost; got != want {
+			t.Errorf("striped %v: Lost %+v once Shutdown returned, want %+v", striped, got, want)
+		}
+		s.lost.addFull() // two publishers held up since before the seal
+		s.lost.addStriped(Full)
+		b.Publish(r2Int(2)) // after the seal: Closed
+		want.Closed = 3
+		if got := s.stats().Lost; got != want {
+			t.Errorf("striped %v: Lost %+v after two drops counted late and a publication, want %+v", striped, got, want)
+		}
+		if v, ok := <-ch; !ok || v != 0 {
+			t.Errorf("striped %v: received %v, %v; want the value queued before Shutdown", striped, v, ok)
+		}
+		if _, ok := <-ch; ok {
+			t.Errorf("striped %v: the channel is open after Shutdown", striped)
+		}
+	}
+}
+
 // drained must read the outs before the ins: a publisher may read the
 // epoch, be held up while a canceller flips it, and then count into the set
 // the canceller waits on, load the route, send and count out, all while the

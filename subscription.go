@@ -134,7 +134,7 @@ func (s *sub[T]) closeLocked() {
 			return // its pump closes the channel
 		}
 	}
-	s.lost.freezeFull() // no publisher inside the guard still counts for it
+	s.lost.freezeFull(s.sealed.Load()) // no publisher inside the guard still counts for it
 	close(s.ch)
 	if s.opt != nil && s.opt.redrive != nil {
 		close(s.opt.redrive)
