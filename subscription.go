@@ -425,7 +425,7 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 		// One subscription, the common case: hasRoom and countFull of
 		// one outlet, and addFull, whose fast path is inlined.
 		o := &r.direct[0]
-		if ch := o.channel(); ch != nil && o.cap != 0 && queued(ch) >= o.cap {
+		if ch := o.channel(); ch != nil && !o.roomIn(ch) {
 			// The send would fail: no guard (see countFull).
 			if l := &o.sub.lost; !l.tryAddFull() {
 				l.addStriped(Full)
@@ -509,11 +509,18 @@ func countFull[T any](outs []outlet[T]) {
 func hasRoom[T any](outs []outlet[T]) bool {
 	for i := range outs {
 		o := &outs[i]
-		if ch := o.channel(); ch != nil && (o.cap == 0 || queued(ch) < o.cap) {
+		if ch := o.channel(); ch != nil && o.roomIn(ch) {
 			return true
 		}
 	}
 	return false
+}
+
+// roomIn reports whether a send to ch, the outlet's channel, not nil, may
+// succeed: its buffer has room, or it is unbuffered (a receiver may be
+// waiting). It is inlined.
+func (o *outlet[T]) roomIn(ch chan T) bool {
+	return o.cap == 0 || queued(ch) < o.cap
 }
 
 // queued returns len(ch), which ch must not be nil, without the call that
