@@ -6,6 +6,7 @@ package topic
 // freezes. Each test says which mutant or bug it catches.
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -220,6 +221,60 @@ func TestReview2ADropCountedAfterShutdownClosedTheSubscriptionIsClosed(t *testin
 		if _, ok := <-ch; ok {
 			t.Errorf("striped %v: the channel is open after Shutdown", striped)
 		}
+	}
+}
+
+// A handler stopped before Shutdown keeps the rule of a cancel: its stop
+// froze its Full count, unmarked, and Shutdown, which still waits for the
+// handler to finish its queue, does not freeze it again. So a drop that a
+// publisher held up since before the stop counts late, outside the guard,
+// stays hidden, before and after Shutdown: it is one of a publication after
+// the stop. (Counted as Closed, it would count a publication the handler's
+// stop, not Shutdown, ended.)
+func TestReview2ALateDropOnAHandlerStoppedBeforeShutdownStaysHidden(t *testing.T) {
+	var b Broker
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	stop := b.Handle(func(ctx context.Context, v r2Int) error {
+		if v == 1 {
+			started <- struct{}{}
+			<-release
+		}
+		return nil
+	}, Buffer[r2Int](1))
+	b.Publish(r2Int(1)) // taken by the worker, which waits
+	<-started
+	b.Publish(r2Int(2)) // queued
+	b.Publish(r2Int(3)) // dropped: the queue is full
+	r := r2Route[r2Int](&b)
+	if r == nil || len(r.direct) != 1 {
+		t.Fatal("the handler's subscription is not the one outlet of its route")
+	}
+	s := r.direct[0].sub // held by a publisher that loaded the route before the stop
+	stopped := make(chan struct{})
+	go func() {
+		stop() // waits for the worker, which waits for release
+		close(stopped)
+	}()
+	for s.lost.full.Load() == 0 || s.lost.full.Load() == frozeNow {
+		runtime.Gosched() // until the stop's close has frozen the count
+	}
+	want := Lost{Full: 1}
+	s.lost.addFull() // the held-up publisher counts its drop
+	if got := s.stats().Lost; got != want {
+		t.Errorf("Lost %+v after a drop counted late once the stop closed the queue, want %+v", got, want)
+	}
+	close(release)
+	if err := b.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-stopped
+	s.lost.addFull() // another, counted after Shutdown
+	if got := s.stats().Lost; got != want {
+		t.Errorf("Lost %+v after Shutdown and another late drop, want %+v", got, want)
+	}
+	if got := s.stats().Handler; got == nil || got.Handled != 2 {
+		t.Errorf("handler stats %+v, want the two values accepted before the stop handled", got)
 	}
 }
 
