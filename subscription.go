@@ -432,6 +432,24 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 			}
 			return
 		}
+		c := g.enter()
+		// The route and the channel must be loaded inside the guard (see
+		// guard, outlet). If the route is still r, o is still its only
+		// outlet: its channel is loaded without waiting for the route's
+		// load to give o's address again.
+		ch := o.channel()
+		if (*route[T])(unsafe.Pointer(e.route.Load())) == r {
+			if ch != nil {
+				select {
+				case ch <- v:
+				default:
+					o.sub.lost.addFull()
+				}
+			}
+			g.exit(c)
+			return
+		}
+		g.exit(c) // changed meanwhile: as below
 	} else if !hasRoom(r.direct) {
 		countFull(r.direct) // every send would fail: no guard
 		return

@@ -1,0 +1,101 @@
+package topic
+
+import (
+	"testing"
+	"unsafe"
+)
+
+type staleInt int
+
+// A publisher of a plain route of one subscription loads the route before
+// it enters the guard and, inside it, sends on that outlet's channel only if
+// the route is still the one it loaded (sendDirect). Each case plays a
+// publisher that loaded the route, then was held up while subscriptions
+// changed, and checks that it sends where the route now says. Catches a
+// sendDirect that sends on the outlet it found first without checking the
+// route again: the new subscriptions would miss the value, and a send on a
+// cancelled channel would panic or be lost.
+func TestDirectSendOfAStaleRouteGoesWhereTheRouteNowSays(t *testing.T) {
+	// stale returns the entry of staleInt and its route, as Publish loads
+	// them before sendDirect.
+	stale := func(t *testing.T, b *Broker) (*entry, *route[staleInt]) {
+		t.Helper()
+		e := b.table.Load().find(keyOf[staleInt](), nil)
+		if e == nil {
+			t.Fatal("no entry for staleInt")
+		}
+		r := (*route[staleInt])(unsafe.Pointer(e.route.Load()))
+		if r == nil || !r.plain || len(r.direct) != 1 {
+			t.Fatal("the route is not a plain route of one subscription")
+		}
+		return e, r
+	}
+	// got returns what ch holds, without waiting.
+	got := func(ch <-chan staleInt) (v staleInt, ok, open bool) {
+		select {
+		case v, open = <-ch:
+			return v, true, open
+		default:
+			return 0, false, true
+		}
+	}
+
+	t.Run("the route is unchanged", func(t *testing.T) {
+		var b Broker
+		ch, cancel := b.Subscribe[staleInt]()
+		defer cancel()
+		e, r := stale(t, &b)
+		sendDirect(b.table.Load().guard, e, r, 1)
+		if v, ok, open := got(ch); !ok || !open || v != 1 {
+			t.Errorf("received %v (value %v, open %v), want 1", v, ok, open)
+		}
+	})
+
+	t.Run("a subscription was added", func(t *testing.T) {
+		var b Broker
+		ch1, cancel1 := b.Subscribe[staleInt]()
+		defer cancel1()
+		e, r := stale(t, &b)
+		ch2, cancel2 := b.Subscribe[staleInt]()
+		defer cancel2()
+		sendDirect(b.table.Load().guard, e, r, 2)
+		for i, ch := range []<-chan staleInt{ch1, ch2} {
+			if v, ok, open := got(ch); !ok || !open || v != 2 {
+				t.Errorf("subscription %d received %v (value %v, open %v), want 2", i+1, v, ok, open)
+			}
+		}
+	})
+
+	t.Run("the subscription was cancelled", func(t *testing.T) {
+		var b Broker
+		ch, cancel := b.Subscribe[staleInt]()
+		e, r := stale(t, &b)
+		cancel()
+		sendDirect(b.table.Load().guard, e, r, 3) // no send on the closed channel
+		if v, ok, open := got(ch); !ok || open {
+			t.Errorf("received %v (value %v, open %v), want the channel closed and empty", v, ok, open)
+		}
+		if got := b.Subscriptions(); len(got) != 0 {
+			t.Errorf("%d subscriptions listed after the cancel, want none", len(got))
+		}
+	})
+
+	t.Run("the subscription was replaced", func(t *testing.T) {
+		var b Broker
+		ch1, cancel1 := b.Subscribe[staleInt]()
+		e, r := stale(t, &b)
+		cancel1()
+		ch2, cancel2 := b.Subscribe[staleInt]()
+		defer cancel2()
+		sendDirect(b.table.Load().guard, e, r, 4)
+		if v, ok, open := got(ch1); !ok || open {
+			t.Errorf("the cancelled subscription received %v (value %v, open %v), want its channel closed and empty", v, ok, open)
+		}
+		if v, ok, open := got(ch2); !ok || !open || v != 4 {
+			t.Errorf("the new subscription received %v (value %v, open %v), want 4", v, ok, open)
+		}
+		if l := b.Subscriptions()[0].Lost; l != (Lost{}) {
+			t.Errorf("the new subscription lost %+v, want nothing", l)
+		}
+	})
+}
