@@ -27,7 +27,9 @@ type typedSource[T any] interface {
 }
 
 // A boxedSource takes publications matched by its interface source type, as
-// an interface value. It is called inside the guard unless it is slow.
+// an interface value: a slow one through deliverBoxed, outside the guard;
+// one that is not slow through its outlet, inside the guard (see
+// boxedOut.send).
 type boxedSource interface {
 	source
 	// deliverBoxed takes x, whose dynamic type the route matched against

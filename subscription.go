@@ -224,21 +224,15 @@ func (s *sub[T]) tabFor(t reflect.Type) unsafe.Pointer { return tabOf[T](t) }
 func (s *sub[T]) deliver(g *guard, v T) { s.offer(g, v, nil) }
 
 // deliverBoxed offers x, which the route matched against T, an interface
-// type. For a plain subscription the caller is inside the guard.
+// type; the caller is outside the guard. Routes call it only for a
+// subscription that is not plain: a plain one is sent to inside the guard,
+// through its boxedOut.
 func (s *sub[T]) deliverBoxed(g *guard, x any, tab unsafe.Pointer) {
 	v, ok := asSource[T](x, tab)
 	if !ok {
 		return // unreachable: the route matched x against T
 	}
-	if !s.plain() {
-		s.offer(g, v, nil)
-		return
-	}
-	select {
-	case s.ch <- v:
-	default:
-		s.lost.addFull()
-	}
+	s.offer(g, v, nil)
 }
 
 // outlet returns a plain subscription's channel and loss counter (for an
