@@ -93,6 +93,11 @@ func (b *Broker) Publish[T any](v T) {
 		sendBoxedDirect(t.guard, e, v)
 		return
 	}
+	if r.soloFn != nil {
+		// solo's deliver, without the interface call (see route.soloFn).
+		r.soloFn(t.guard, v)
+		return
+	}
 	if r.solo != nil {
 		// A source of its own, outside the guard, which it enters for
 		// its send and checks its subscription there (as send would).

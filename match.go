@@ -26,6 +26,12 @@ type typedSource[T any] interface {
 	deliver(g *guard, v T)
 }
 
+// A funcSource is a typedSource whose deliver is a closure of its own, which
+// a route of that one source calls directly (see route.soloFn).
+type funcSource[T any] interface {
+	deliverFunc() func(g *guard, v T)
+}
+
 // A boxedSource takes publications matched by its interface source type, as
 // an interface value: a slow one through deliverBoxed, outside the guard;
 // one that is not slow through its outlet, inside the guard (see

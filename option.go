@@ -127,16 +127,49 @@ func From[Pub, Sub any](f func(Sub) (Pub, bool)) Option[Pub] {
 		if f == nil {
 			panic("topic: From function is nil")
 		}
-		c.srcs = append(c.srcs, &from[Pub, Sub]{f: f, to: c.sub, dead: deadLettersOf(reflect.TypeFor[Sub]())})
+		c.srcs = append(c.srcs, newFrom(f, c.sub))
 	}}
 }
 
-// from is a From source: publications of type Sub, converted by f, for the
-// subscription to. Never changes.
+// from is a From source: publications of type Sub, converted by a From
+// function, for the subscription to. Never changes after newFrom.
 type from[Pub, Sub any] struct {
-	f    func(Sub) (Pub, bool)
 	to   *sub[Pub]
 	dead deadLetters // whether its values are dead letters
+	// call is deliver's body, a closure of the From function, which a
+	// route whose only source this is calls directly (see route.soloFn): a
+	// call of deliver through typedSource goes through the wrapper that
+	// gives a generic method its type dictionary, one call more.
+	call func(g *guard, v Sub)
+}
+
+// newFrom returns the source of a From option with function f, for the
+// subscription to.
+func newFrom[Pub, Sub any](f func(Sub) (Pub, bool), to *sub[Pub]) *from[Pub, Sub] {
+	s := &from[Pub, Sub]{to: to, dead: deadLettersOf(reflect.TypeFor[Sub]())}
+	s.call = func(g *guard, v Sub) {
+		// One deferred call, open-coded, in this frame: f's results stay
+		// in registers, where a frame of its own around f returned them
+		// through the named results its deferred closure shared. The
+		// deferred closure takes v by its address, which the frame holds
+		// anyway, rather than a copy of its own.
+		ran, vp := false, &v
+		defer func() {
+			if !ran {
+				s.failed(*vp, recover())
+			}
+		}()
+		out, ok := f(v)
+		ran = true
+		switch {
+		case !ok:
+		case s.dead != deadNever && s.to.opt.redrive != nil && s.isDead(v):
+			s.to.offerTo(g, s.to.opt.redrive, out, nil) // a handler's re-drive
+		default:
+			s.to.offer(g, out, nil)
+		}
+	}
+	return s
 }
 
 // deadLetters says whether the values of a source type are dead letters.
@@ -188,26 +221,9 @@ func (s *from[Pub, Sub]) owner() subscriber   { return s.to }
 func (s *from[Pub, Sub]) slow() bool          { return true }
 func (s *from[Pub, Sub]) newEntry() *entry    { return newEntry[Sub](nil, reflect.TypeFor[Sub](), false) }
 
-func (s *from[Pub, Sub]) deliver(g *guard, v Sub) {
-	// One deferred call, open-coded, in this frame: f's results stay in
-	// registers, where a frame of its own around f returned them through
-	// the named results its deferred closure shared.
-	ran := false
-	defer func() {
-		if !ran {
-			s.failed(v, recover())
-		}
-	}()
-	out, ok := s.f(v)
-	ran = true
-	switch {
-	case !ok:
-	case s.dead != deadNever && s.to.opt.redrive != nil && s.isDead(v):
-		s.to.offerTo(g, s.to.opt.redrive, out, nil) // a handler's re-drive
-	default:
-		s.to.offer(g, out, nil)
-	}
-}
+func (s *from[Pub, Sub]) deliver(g *guard, v Sub) { s.call(g, v) }
+
+func (s *from[Pub, Sub]) deliverFunc() func(*guard, Sub) { return s.call }
 
 // errFromGoexit is the Panic of the Loss of a value whose From function
 // called runtime.Goexit.

@@ -171,6 +171,9 @@ type route[T any] struct {
 	// source, or a subscription with a policy or an OnLoss function) and the
 	// route has no log: Publish calls it directly.
 	solo typedSource[T]
+	// soloFn is solo's deliver when solo is a funcSource (a From source),
+	// which Publish calls without the interface call.
+	soloFn func(*guard, T)
 	// onlyBoxed: the route has only plain subscriptions of interface types
 	// (boxed), and no log: Publish boxes v and sends to them in one guard
 	// section (sendBoxedDirect).
@@ -270,10 +273,13 @@ func (editorOf[T]) store(e *entry, r *route[T]) {
 		r = nil
 	} else {
 		r.plain = r.log == nil && r.records == nil && r.onlyDirect()
-		r.solo = nil
+		r.solo, r.soloFn = nil, nil
 		r.onlyBoxed = r.log == nil && r.records == nil && len(r.direct)+len(r.typed)+len(r.boxedSlow) == 0 && len(r.boxed) > 0
 		if r.log == nil && r.records == nil && len(r.direct) == 0 && len(r.typed) == 1 && len(r.boxed)+len(r.boxedSlow) == 0 {
 			r.solo = r.typed[0]
+			if f, ok := r.solo.(funcSource[T]); ok {
+				r.soloFn = f.deliverFunc()
+			}
 		}
 		r.ordered = len(r.direct)+len(r.boxed) > 0
 		r.live = len(r.boxedSlow) > 0
