@@ -17,19 +17,8 @@ type staleInt int
 // cancelled channel would panic or be lost.
 func TestDirectSendOfAStaleRouteGoesWhereTheRouteNowSays(t *testing.T) {
 	// stale returns the entry of staleInt and its route, as Publish loads
-	// them before sendDirect.
-	stale := func(t *testing.T, b *Broker) (*entry, *route[staleInt]) {
-		t.Helper()
-		e := b.table.Load().find(keyOf[staleInt](), nil)
-		if e == nil {
-			t.Fatal("no entry for staleInt")
-		}
-		r := (*route[staleInt])(unsafe.Pointer(e.route.Load()))
-		if r == nil || !r.plain || len(r.direct) != 1 {
-			t.Fatal("the route is not a plain route of one subscription")
-		}
-		return e, r
-	}
+	// them before sendDirect (see review_direct_test.go).
+	stale := rdStale[staleInt]
 	// got returns what ch holds, without waiting.
 	got := func(ch <-chan staleInt) (v staleInt, ok, open bool) {
 		select {
