@@ -102,9 +102,12 @@ type Loss[T any] struct {
 	// Evicted. For Failed it is the zero value: nothing of type T was made.
 	Value T
 	// Source is, for Failed, the published value given to the From
-	// function, and Panic what the function panicked with. For Closed it is
-	// the value a From function would have been given (it is not called),
-	// and Value the zero value.
+	// function, and Panic what the function panicked with. For Closed, if
+	// the subscription was closed before its From function was called, it
+	// is the value the function would have been given (it is not called),
+	// and Value the zero value; if it was closed while the function ran
+	// (Shutdown does not wait for From functions), Value is what the
+	// function returned and Source is nil.
 	Source any
 	Panic  any
 	// Err is, for Errored and Discarded, the error of the handler's last
