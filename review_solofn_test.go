@@ -43,7 +43,7 @@ type sfStringer struct{ s string }
 
 func (v sfStringer) String() string { return v.s }
 
-var sfErr = errors.New("sf: boom")
+var errSF = errors.New("sf: boom")
 
 // sfRoute returns the current route of T on b, nil if none.
 func sfRoute[T any](b *Broker) *route[T] {
@@ -118,12 +118,13 @@ func TestSoloFnPanicKindsCountOnceWithThePublishedValue(t *testing.T) {
 			panic(nil)
 		case 3:
 			var m map[int]int
+			//lint:ignore SA5000 the runtime error is the point
 			m[0] = 1
 		case 4:
 			var a []int
 			_ = a[n]
 		case 5:
-			panic(sfErr)
+			panic(errSF)
 		case 7:
 			return n, false
 		}
@@ -176,8 +177,8 @@ func TestSoloFnPanicKindsCountOnceWithThePublishedValue(t *testing.T) {
 			t.Errorf("loss %d: Panic %#v, want a runtime.Error", i+1, losses[i].Panic)
 		}
 	}
-	if losses[4].Panic != sfErr {
-		t.Errorf("loss 5: Panic %#v, want sfErr", losses[4].Panic)
+	if losses[4].Panic != errSF {
+		t.Errorf("loss 5: Panic %#v, want errSF", losses[4].Panic)
 	}
 	if errors.Is(asErr(losses[1].Panic), errFromGoexit) {
 		t.Errorf("panic(nil) reported as a Goexit")
@@ -557,12 +558,12 @@ func TestSoloFnRedrivesADeadLetter(t *testing.T) {
 	var calls atomic.Int32
 	stop := b.Handle(func(_ context.Context, v sfJob) error {
 		calls.Add(1)
-		return Permanent(sfErr)
+		return Permanent(errSF)
 	}, Name[sfJob]("h"), Retry[sfJob](RetryPolicy{Attempts: 1}),
 		From(func(d DeadLetter[sfJob]) (sfJob, bool) { return d.Value, true }))
 	defer stop()
 	sfWantSoloFn[DeadLetter[sfJob]](t, &b, true)
-	b.Publish(DeadLetter[sfJob]{Value: 7, Err: sfErr, Attempts: 1, Handler: "h"})
+	b.Publish(DeadLetter[sfJob]{Value: 7, Err: errSF, Attempts: 1, Handler: "h"})
 	ctx, cancelCtx := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancelCtx()
 	if err := b.Settle(ctx); err != nil {
