@@ -2,7 +2,6 @@ package topic
 
 import (
 	"testing"
-	"unsafe"
 )
 
 type staleInt int
@@ -100,13 +99,7 @@ type soloInt int
 // plain subscription would miss publications) or never sets it.
 func TestARouteOfOneFromSourceCallsItsClosure(t *testing.T) {
 	var b Broker
-	load := func() *route[soloInt] {
-		e := b.table.Load().find(keyOf[soloInt](), nil)
-		if e == nil {
-			return nil
-		}
-		return (*route[soloInt])(unsafe.Pointer(e.route.Load()))
-	}
+	load := func() *route[soloInt] { return r2Route[soloInt](&b) }
 	var called int
 	from, c1 := b.Subscribe(Buffer[int](8), From(func(v soloInt) (int, bool) {
 		called++

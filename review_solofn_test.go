@@ -5,7 +5,7 @@ package topic
 // whose deferred recover turns a panic of the From function into a Failed
 // loss and counts a runtime.Goexit the same way; the deferred closure reads
 // the value through a pointer to the closure's parameter. The tests check
-// that each test's route really takes that path (sfRoute), then attack the
+// that each test's route really takes that path (sfWantSoloFn), then attack the
 // recover (panic kinds, Goexit, a From function that changes its parameter),
 // re-entrancy (a From function that subscribes, cancels, publishes), routes
 // switching in and out of the path under concurrent publishers and Shutdown,
@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 )
 
 type (
@@ -45,23 +44,10 @@ func (v sfStringer) String() string { return v.s }
 
 var errSF = errors.New("sf: boom")
 
-// sfRoute returns the current route of T on b, nil if none.
-func sfRoute[T any](b *Broker) *route[T] {
-	t := b.table.Load()
-	if t == nil {
-		return nil
-	}
-	e := t.find(keyOf[T](), nil)
-	if e == nil {
-		return nil
-	}
-	return (*route[T])(unsafe.Pointer(e.route.Load()))
-}
-
 // sfWantSoloFn fails unless T's route is delivered to through soloFn.
 func sfWantSoloFn[T any](t *testing.T, b *Broker, want bool) {
 	t.Helper()
-	r := sfRoute[T](b)
+	r := r2Route[T](b)
 	if got := r != nil && r.soloFn != nil; got != want {
 		t.Fatalf("route of %T: soloFn set %v, want %v (route %+v)", *new(T), got, want, r)
 	}
@@ -279,13 +265,13 @@ func TestSoloFnReentrantSubscribePublishCancel(t *testing.T) {
 		switch {
 		case v == 1:
 			plain, cancelPlain = b.Subscribe(Buffer[sfC](8))
-			if r := sfRoute[sfC](&b); r.soloFn != nil || r.solo != nil {
+			if r := r2Route[sfC](&b); r.soloFn != nil || r.solo != nil {
 				panic("a From source beside a plain subscription is solo")
 			}
 			b.Publish(sfC(2)) // both get it
 		case v == 3:
 			cancelPlain()
-			if r := sfRoute[sfC](&b); r.soloFn == nil {
+			if r := r2Route[sfC](&b); r.soloFn == nil {
 				panic("the From source alone again is not solo")
 			}
 		case v >= 100 && v < 110:
