@@ -897,15 +897,16 @@ func BenchmarkFollowerMemory(b *testing.B) {
 	}
 }
 
-// BenchmarkGuardAlternatives sets the guard (an atomic addition in, and
-// out a plain increment of a counter of the publisher's P, pinned to it for
-// that increment) beside the other ways a publication could tell a canceller
-// it is sending, each as one publication pays it: two atomic additions (in
-// and out, what the guard took before the P's counters), a single atomic
-// addition (the locked instruction the guard keeps), an epoch read without a
-// write (what a publisher would pay if the canceller could learn of its
-// quiescence without it), a read lock, and a mutex. Only the guard, the two
-// additions and the locks are correct protocols: see README, Benchmarks.
+// BenchmarkGuardAlternatives sets the guard (a compare-and-swap takes the
+// publisher's slot, a plain increment gives it back) beside the other ways a
+// publication could tell a canceller it is sending, each as one publication
+// pays it: two atomic additions (in and out, what the guard took before it
+// counted out on counters of the Ps, then on slots), a single atomic
+// addition (the one locked instruction the guard keeps), an epoch read
+// without a write (what a publisher would pay if the canceller could learn
+// of its quiescence without it), a read lock, and a mutex. Only the guard,
+// the two additions and the locks are correct protocols: see README,
+// Benchmarks.
 func BenchmarkGuardAlternatives(b *testing.B) {
 	b.Run("guard", func(b *testing.B) {
 		g := topic.NewGuard()

@@ -8,103 +8,128 @@ import (
 
 // A guard lets a canceller wait until no publisher can still send on the
 // channel it is about to close, without a publisher ever waiting or taking a
-// lock. It is a sleepable read-copy-update scheme in the manner of SRCU:
-// publishers count themselves in and out of one of two sets of counters, and
-// a canceller flips the current set twice, waiting each time until the set it
-// left has counted out every publisher it counted in.
+// lock. It is a sleepable read-copy-update scheme in the manner of SRCU, with
+// a fast path of one locked instruction.
 //
-// The protocol, with every atomic operation sequentially consistent:
+// A publisher takes the slot of its stripe (picked by its goroutine's
+// stack, see stripe) for its section: a slot is odd while it is held, and a
+// compare-and-swap from an even value takes it. It loads the route, sends to
+// what it lists, and gives the slot back by making it even again:
 //
 //	publisher                          canceller (holds Broker.mu)
-//	  e := epoch; in[e&1] += 1           store the route without the subscription
-//	  load the route                     for twice: e := epoch; epoch = e+1;
-//	  send to what it lists                wait until sum out[e&1] == sum in[e&1]
-//	  out[e&1] += 1                        (the outs read before the ins)
+//	  n := slot; slot: n -> n+1 (CAS)    store the route without the subscription
+//	  load the route                     for each slot: n := slot; if n is odd,
+//	  send to what it lists                wait until slot != n
+//	  slot = n+2                         (and wait for the sets, below)
 //	                                     close the channel
 //
-// Invariant: a publisher that loaded a route listing the subscription counted
-// itself in, before that load, into a set the canceller then waits on. Either
-// its count in precedes the canceller's read of that counter, and the wait
-// lasts until its count out, or it follows it, and then so does its route
-// load, which therefore sees the route stored before the wait. The counters
-// only grow. The outs are read before the ins, and a publisher counts out
-// after it counted in, so every count out the canceller sees has its count
-// in seen too: equal sums mean that every publisher counted in has counted
-// out. The two flips make both sets be waited on while not current, so the
-// wait is bounded by the publishers already inside: new ones count into the
-// current set.
+// Invariant: a publisher that loaded a route listing the subscription took
+// its slot before that load, and every operation above but the give-back is
+// sequentially consistent. Either its take precedes the canceller's read of
+// the slot, and the canceller reads it odd, the value it took, or a later
+// one if it has already left, and waits until it changes, which only the
+// give-back does; or the take follows that read, and then so does its route
+// load, which therefore sees the route stored before the read. A slot only
+// grows, so no later holder can bring back the value the canceller waits to
+// see change.
 //
-// The count in must be a locked instruction: it orders the route load after
-// it. The count out need not be: it must only come after the sends, which is
-// what a release store does. So a publisher counts in with an atomic addition
-// to a counter striped by its goroutine's stack, and out into a counter of
-// its P's own, pinned to that P (see procPin) for the one increment, so that
-// no other goroutine writes that counter meanwhile and the increment can be a
-// plain load and store (see increment): one locked instruction per
-// publication instead of two. Nothing between the pin and the unpin checks
-// for preemption, so no request to preempt the goroutine is lost (one seen
-// while pinned is dropped, and procUnpin does not restore it). A P beyond the
-// counters counts out atomically into striped ones.
+// The give-back need not be a locked instruction: while a slot is odd no
+// compare-and-swap can take it, so its holder is its only writer, and the
+// give-back must only come after the sends, which is what a release store
+// does (see increment). One locked instruction per publication, and no call.
+//
+// A publisher whose slot is held (by a goroutine on the same stripe, or by
+// itself, in a section within a section) counts itself in and out of one of
+// two sets of striped counters instead, both atomically:
+//
+//	publisher                          canceller
+//	  e := epoch; in[e&1] += 1           for twice: e := epoch; epoch = e+1;
+//	  load the route                       wait until sum out[e&1] == sum in[e&1]
+//	  send to what it lists                (the outs read before the ins)
+//	  out[e&1] += 1
+//
+// A publisher that counted itself in, before its route load, into a set the
+// canceller then waits on: either its count in precedes the canceller's read
+// of that counter, and the wait lasts until its count out, or it follows it,
+// and then so does its route load. The counters only grow. The outs are read
+// before the ins, and a publisher counts out after it counted in, so every
+// count out the canceller sees has its count in seen too: equal sums mean
+// that every publisher counted in has counted out. The two flips make both
+// sets be waited on while not current, so the wait is bounded by the
+// publishers already inside: new ones count into the current set.
 //
 // A publisher never holds the guard while it runs code of the user's (a From
 // function), so a From function may cancel, subscribe and publish freely.
 type guard struct {
+	// own are the slots, one per stripe: odd while held, only growing.
+	own   [guardStripes]guardSlot
 	epoch atomic.Uint32
-	in    [2][guardStripes]guardSlot // counted into atomically
-	out   [2][guardStripes]guardSlot // counted out of atomically, by Ps without a counter in pins
-	// pins are the out counters of the Ps: set s of P p at pins[p<<1|s].
-	// Each is written only by a goroutine pinned to its P, read by
-	// cancellers. Never changes after newGuard.
-	pins []guardSlot
+	in    [2][guardStripes]guardSlot // counted into atomically, when the slot is held
+	out   [2][guardStripes]guardSlot // counted out of atomically
 }
 
-// guardStripes is the number of counters in a set: enough that goroutines
-// publishing in parallel rarely share one, few enough that a canceller scans
-// them quickly.
+// guardStripes is the number of slots, and of counters in a set: enough
+// that goroutines publishing in parallel rarely share one, few enough that a
+// canceller scans them quickly.
 const (
 	guardStripeBits = 5
 	guardStripes    = 1 << guardStripeBits
 )
 
-// maxPins bounds the Ps with an out counter of their own.
-const maxPins = 256
-
-// A guardSlot is one counter, on its own cache line so that publishers on
-// different counters do not share a line. It only grows.
+// A guardSlot is one slot or counter, on its own cache line so that
+// publishers on different stripes do not share a line. It only grows.
 type guardSlot struct {
 	_ [0]atomic.Int64 // 8-byte aligned where a word is 4 bytes, as 64-bit atomics need
 	n int64
 	_ [56]byte
 }
 
-func newGuard() *guard {
-	return &guard{pins: make([]guardSlot, 2*min(runtime.GOMAXPROCS(0), maxPins))}
-}
+func newGuard() *guard { return new(guard) }
 
-// enter counts the calling goroutine into the current set and returns the
-// set, to be given to exit.
-func (g *guard) enter() uint32 {
-	e := g.epoch.Load() & 1
-	atomic.AddInt64(&g.in[e][stripe()%guardStripes].n, 1) // locked: before the route load (see guard)
-	return e
-}
+// A section is what enter returns and exit takes: the index of the slot the
+// section holds, or inSet plus the set it counted into.
+type section uint32
 
-// exit counts the goroutine out of set e, which it entered.
-func (g *guard) exit(e uint32) {
-	// Safety: procPin returns the id of the P the goroutine cannot leave
-	// until procUnpin; only a goroutine so pinned writes that P's counters,
-	// and only here, with no call (no preemption check) in between.
-	if p := procPin(); p<<1 < len(g.pins) {
-		increment(&g.pins[p<<1|int(e)].n)
-	} else {
-		atomic.AddInt64(&g.out[e][stripe()%guardStripes].n, 1)
+const inSet section = guardStripes
+
+// enter takes the calling goroutine's slot, or counts it into the current
+// set if that slot is held, and returns which, to be given to exit.
+func (g *guard) enter() section {
+	i := stripe()
+	s := &g.own[i].n
+	// Locked: before the route load (see guard). The compare-and-swap
+	// expects the slot even: it fails if the slot is held.
+	if n := atomic.LoadInt64(s) &^ 1; atomic.CompareAndSwapInt64(s, n, n+1) {
+		return section(i)
 	}
-	procUnpin()
+	e := section(g.epoch.Load() & 1)
+	atomic.AddInt64(&g.in[e][i].n, 1) // locked: before the route load (see guard)
+	return inSet + e
+}
+
+// exit ends section c, which enter returned.
+func (g *guard) exit(c section) {
+	if c < inSet {
+		// Safety: slot c is odd, held by this goroutine since enter: no
+		// compare-and-swap can take it meanwhile, so nothing else writes
+		// it, and the plain increment gives it back (see guard).
+		increment(&g.own[c].n)
+		return
+	}
+	atomic.AddInt64(&g.out[c-inSet][stripe()%guardStripes].n, 1)
 }
 
 // wait returns once every publisher that was inside the guard when wait was
 // called has left it. Callers serialise waits (they hold Broker.mu).
 func (g *guard) wait() {
+	for i := range g.own {
+		s := &g.own[i].n
+		if n := atomic.LoadInt64(s); n&1 != 0 {
+			for atomic.LoadInt64(s) == n {
+				runtime.Gosched()
+			}
+		}
+	}
 	for range 2 {
 		old := g.epoch.Add(1) - 1
 		for !g.drained(old & 1) {
@@ -117,9 +142,6 @@ func (g *guard) wait() {
 // in: the outs are summed first (see guard).
 func (g *guard) drained(e uint32) bool {
 	var out, in int64
-	for i := int(e); i < len(g.pins); i += 2 {
-		out += atomic.LoadInt64(&g.pins[i].n)
-	}
 	for i := range g.out[e] {
 		out += atomic.LoadInt64(&g.out[e][i].n)
 	}
@@ -128,18 +150,6 @@ func (g *guard) drained(e uint32) bool {
 	}
 	return in == out
 }
-
-// procPin pins the calling goroutine to its P, which then runs nothing else
-// and is not preempted, and returns the P's id, below GOMAXPROCS; procUnpin
-// ends it. They are the runtime's own, kept for packages outside it (see
-// go.dev/issue/67401), which sync.Pool uses too. Both are nosplit: neither
-// checks for preemption.
-//
-//go:linkname procPin runtime.procPin
-func procPin() int
-
-//go:linkname procUnpin runtime.procUnpin
-func procUnpin()
 
 // stripe picks a counter for the calling goroutine from the address of its
 // stack, so that goroutines publishing in parallel tend to use different

@@ -5,8 +5,8 @@ package topic
 // increment adds one to *p with a release store: after every memory
 // operation before it. amd64 keeps a store after earlier loads and stores
 // (TSO), so a plain store is one, and costs no locked instruction as an
-// atomic addition would. p must have no other writer meanwhile (a P's out
-// counter, written pinned: see guard); its readers load it atomically, which
+// atomic addition would. p must have no other writer meanwhile (a slot of
+// the guard, given back by its holder: see guard); its readers load it atomically, which
 // the memory model calls a race with a plain store and the race detector
 // would report (and could not see the order), so race builds add atomically
 // (guard_increment.go).

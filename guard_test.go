@@ -8,66 +8,135 @@ import (
 	"time"
 )
 
-// guardSums returns what set e of g counted in, and out on the Ps' own
-// counters and on the striped ones.
-func guardSums(g *guard, e int) (in, outPinned, outStriped int64) {
-	for i := e; i < len(g.pins); i += 2 {
-		outPinned += atomic.LoadInt64(&g.pins[i].n)
-	}
+// guardSums returns what set e of g counted in and out.
+func guardSums(g *guard, e int) (in, out int64) {
 	for i := range g.out[e] {
-		outStriped += atomic.LoadInt64(&g.out[e][i].n)
+		out += atomic.LoadInt64(&g.out[e][i].n)
 	}
 	for i := range g.in[e] {
 		in += atomic.LoadInt64(&g.in[e][i].n)
 	}
-	return in, outPinned, outStriped
+	return in, out
 }
 
-// checkDrained fails t unless every set of g has counted out every
-// publisher it counted in.
+// guardSlots returns how many sections g's slots have ended (each took its
+// slot from even to odd and gave it back) and how many slots are held.
+func guardSlots(g *guard) (ended, held int64) {
+	for i := range g.own {
+		n := atomic.LoadInt64(&g.own[i].n)
+		ended += n / 2
+		held += n & 1
+	}
+	return ended, held
+}
+
+// checkDrained fails t unless every section of g has ended: no slot held,
+// and every set has counted out every publisher it counted in.
 func checkDrained(t *testing.T, g *guard) {
 	t.Helper()
+	if _, held := guardSlots(g); held != 0 {
+		t.Errorf("%d slots held after every section ended", held)
+	}
 	for e := range 2 {
-		if in, p, s := guardSums(g, e); in != p+s {
-			t.Errorf("set %d counted %d publishers in and %d out (%d on the Ps' counters, %d striped) after every section ended", e, in, p+s, p, s)
+		if in, out := guardSums(g, e); in != out {
+			t.Errorf("set %d counted %d publishers in and %d out after every section ended", e, in, out)
 		}
 	}
 }
 
-func TestGuardCountsOutOnTheCounterOfItsP(t *testing.T) {
+// guardWaitReturns reports whether g.wait returns within d, and if not,
+// returns a channel closed when it does.
+func guardWaitReturns(g *guard, d time.Duration) (bool, <-chan struct{}) {
+	returned := make(chan struct{})
+	go func() {
+		g.wait()
+		close(returned)
+	}()
+	select {
+	case <-returned:
+		return true, returned
+	case <-time.After(d):
+		return false, returned
+	}
+}
+
+func TestGuardSectionHoldsItsSlotAndASectionWithinItCountsIntoTheSet(t *testing.T) {
 	g := newGuard()
-	if len(g.pins) != 2*min(runtime.GOMAXPROCS(0), maxPins) {
-		t.Fatalf("a guard has %d counters of Ps, want two for each of the %d Ps", len(g.pins), runtime.GOMAXPROCS(0))
+	c := g.enter()
+	if c >= inSet {
+		t.Fatalf("the first section of a guard counted into set %d: its slot was free", c-inSet)
 	}
-	e := g.enter()
-	if in, p, s := guardSums(g, int(e)); in != 1 || p+s != 0 {
-		t.Errorf("inside: counted %d in and %d out, want 1 and 0", in, p+s)
+	if n := atomic.LoadInt64(&g.own[c].n); n != 1 {
+		t.Errorf("inside: the slot is %d, want 1 (held)", n)
 	}
-	if g.drained(e) {
+	// A section within it finds its slot held: it counts into the set.
+	inner := g.enter()
+	e := int(g.epoch.Load() & 1)
+	if inner != inSet+section(e) {
+		t.Fatalf("a section within a section is %d, want the current set %d", inner, inSet+section(e))
+	}
+	if in, out := guardSums(g, e); in != 1 || out != 0 {
+		t.Errorf("inside both: set %d counted %d in and %d out, want 1 and 0", e, in, out)
+	}
+	if g.drained(uint32(e)) {
 		t.Error("a set with a publisher inside is drained")
 	}
-	g.exit(e)
-	if in, p, s := guardSums(g, int(e)); in != 1 || p != 1 || s != 0 {
-		t.Errorf("after exit: counted %d in, %d out on the Ps' counters and %d striped, want 1, 1 and 0", in, p, s)
+	g.exit(inner)
+	if in, out := guardSums(g, e); in != 1 || out != 1 {
+		t.Errorf("after the inner exit: set %d counted %d in and %d out, want 1 and 1", e, in, out)
 	}
-	if !g.drained(e) {
-		t.Error("a set every publisher left is not drained")
+	if returned, done := guardWaitReturns(g, 50*time.Millisecond); returned {
+		t.Error("a wait returned while a section held its slot")
+	} else {
+		g.exit(c)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the wait did not return 5 s after the section gave its slot back")
+		}
 	}
-	// A P without a counter of its own (GOMAXPROCS raised after the guard
-	// was made) counts out into the striped counters.
-	g = &guard{}
-	e = g.enter()
-	g.exit(e)
-	if in, p, s := guardSums(g, int(e)); in != 1 || p != 0 || s != 1 {
-		t.Errorf("with no counters of Ps: counted %d in, %d out on the Ps' counters and %d striped, want 1, 0 and 1", in, p, s)
+	if n := atomic.LoadInt64(&g.own[c].n); n != 2 {
+		t.Errorf("after exit: the slot is %d, want 2 (given back)", n)
 	}
-	g.wait()
+	checkDrained(t, g)
+}
+
+// Every slot held (by other goroutines of the same stripes): a section
+// counts into the current set, and a wait outlasts it there.
+func TestGuardSectionCountsIntoTheSetWhenItsSlotIsHeld(t *testing.T) {
+	g := newGuard()
+	for i := range g.own {
+		g.own[i].n = 1
+	}
+	c := g.enter()
+	e := g.epoch.Load() & 1
+	if c != inSet+section(e) {
+		t.Fatalf("a section whose slot is held is %d, want the current set %d", c, inSet+section(e))
+	}
+	for i := range g.own {
+		if n := g.own[i].n; n != 1 {
+			t.Errorf("slot %d is %d, want 1: a section took a held slot", i, n)
+		}
+		g.own[i].n = 2 // the holders leave
+	}
+	if returned, done := guardWaitReturns(g, 50*time.Millisecond); returned {
+		t.Error("a wait returned while a section counted into a set was inside")
+	} else {
+		g.exit(c)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the wait did not return 5 s after the section counted out")
+		}
+	}
+	checkDrained(t, g)
 }
 
 // TestGuardCountsEveryPublisherOutExactly runs more goroutines than Ps in
-// and out of the guard: the plain increment of a P's counter must never lose
-// another goroutine's, so that the counts out add up to the counts in. (Under
-// the race detector it also checks that a P's increments are ordered.)
+// and out of the guard: the plain increment that gives a slot back must
+// never lose another section's, so that every section is counted once, on
+// its slot or in and out of a set. (Under the race detector it also checks
+// that a slot's give-back is ordered after its take.)
 func TestGuardCountsEveryPublisherOutExactly(t *testing.T) {
 	rounds := 100000
 	if testing.Short() {
@@ -84,13 +153,14 @@ func TestGuardCountsEveryPublisherOutExactly(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	ended, held := guardSlots(g)
 	var in, out int64
 	for e := range 2 {
-		i, p, s := guardSums(g, e)
-		in, out = in+i, out+p+s
+		i, o := guardSums(g, e)
+		in, out = in+i, out+o
 	}
-	if want := int64(goroutines * rounds); in != want || out != want {
-		t.Errorf("counted %d in and %d out, want %d each", in, out, want)
+	if want := int64(goroutines * rounds); held != 0 || in != out || ended+in != want {
+		t.Errorf("%d sections ended on slots, %d held, %d counted in and %d out of the sets: want %d sections, none held", ended, held, in, out, want)
 	}
 }
 

@@ -1,9 +1,10 @@
 package topic
 
-// Adversarial review of the publish guard whose publishers count out into
-// counters of their Ps (6ee31f5, then its rework): each test attacks how a
-// wait covers every section, or how cancel and Shutdown meet publications on
-// every path, or what the pins do to the scheduler.
+// Adversarial review of the publish guard (first written for the design
+// whose publishers counted out into counters of their Ps, 6ee31f5 and its
+// rework; kept for the slots that replaced it): each test attacks how a wait
+// covers every section, or how cancel and Shutdown meet publications on
+// every path, or what the guard does to the scheduler.
 
 import (
 	"context"
@@ -44,8 +45,9 @@ type rgStorm struct {
 // replaces the state, waits for the guard and then checks that nobody uses
 // the old state (and marks it closed, which a publisher still inside would
 // see), for d and at least minWaits waits, once every publisher has made a
-// section. During the run, churn (if not nil) is called in a loop on a
-// goroutine of its own.
+// section. Every fourth section has a section within it, which finds its
+// slot held and counts into a set, so that both ways are waited for. During
+// the run, churn (if not nil) is called in a loop on a goroutine of its own.
 func rgGuardStorm(t *testing.T, g *guard, publishers int, d time.Duration, minWaits int, churn func(i int)) rgStorm {
 	t.Helper()
 	var cur atomic.Pointer[rgState]
@@ -59,6 +61,10 @@ func rgGuardStorm(t *testing.T, g *guard, publishers int, d time.Duration, minWa
 		wg.Go(func() {
 			for n := 0; !stop.Load(); n++ {
 				e := g.enter()
+				var inner section
+				if n%4 == 0 {
+					inner = g.enter()
+				}
 				st := cur.Load()
 				st.users.Add(1)
 				// Some work inside, as a fan-out would do, so that a
@@ -69,6 +75,9 @@ func rgGuardStorm(t *testing.T, g *guard, publishers int, d time.Duration, minWa
 					}
 				}
 				st.users.Add(-1)
+				if n%4 == 0 {
+					g.exit(inner)
+				}
 				g.exit(e)
 				if n == 0 {
 					started.Done()
@@ -127,97 +136,73 @@ func rgDuration() time.Duration {
 }
 
 // rgCheckStorm reports what a storm found wrong, and a storm that tested
-// nothing: no wait, or, if wantStriped, no count out into the striped
-// counters (by Ps without counters of their own).
-func rgCheckStorm(t *testing.T, g *guard, st rgStorm, wantStriped bool) {
+// nothing: no wait, no section on a slot, or none counted into a set.
+func rgCheckStorm(t *testing.T, g *guard, st rgStorm) {
 	t.Helper()
 	if st.violations != 0 {
 		t.Errorf("%d times a section still used a state after the wait that should have outlasted it", st.violations)
 	}
-	var pinned, striped int64
+	slots, _ := guardSlots(g)
+	var sets int64
 	for e := range 2 {
-		_, p, s := guardSums(g, e)
-		pinned, striped = pinned+p, striped+s
+		in, _ := guardSums(g, e)
+		sets += in
 	}
-	if st.waits == 0 || pinned == 0 || (wantStriped && striped == 0) {
-		t.Errorf("the storm tested too little: %d waits, %d counts out on the Ps' counters, %d striped", st.waits, pinned, striped)
+	if st.waits == 0 || slots == 0 || sets == 0 {
+		t.Errorf("the storm tested too little: %d waits, %d sections on slots, %d counted into the sets", st.waits, slots, sets)
 	}
-	t.Logf("%d waits, %d counts out on the Ps' counters, %d striped", st.waits, pinned, striped)
+	t.Logf("%d waits, %d sections on slots, %d counted into the sets", st.waits, slots, sets)
 }
 
-// A guard made while GOMAXPROCS was 1 has counters for P 0 only: once
-// GOMAXPROCS is raised, the other Ps must count out into the striped
-// counters, and a wait must still cover every section while GOMAXPROCS keeps
-// changing under the publishers and the canceller.
+// A wait must cover every section while GOMAXPROCS keeps changing under the
+// publishers and the canceller (the guard of 6ee31f5 had counters per P,
+// made for the Ps there were when it was made; the slots are per stripe, and
+// the test stays).
 func TestReviewGuardWaitCoversEverySectionWhileGOMAXPROCSIsRaisedAndLowered(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
 	g := newGuard()
-	if len(g.pins) != 2 {
-		t.Fatalf("a guard made with GOMAXPROCS 1 has %d counters of Ps, want 2", len(g.pins))
-	}
 	runtime.GOMAXPROCS(6)
 	procs := []int{6, 1, 3, 8, 2, 5}
 	st := rgGuardStorm(t, g, 8, rgDuration(), 200, func(i int) {
 		runtime.GOMAXPROCS(procs[i%len(procs)])
 		time.Sleep(50 * time.Microsecond)
 	})
-	rgCheckStorm(t, g, st, true)
+	rgCheckStorm(t, g, st)
 }
 
-// The same with the guard made at a high GOMAXPROCS (every P has counters,
-// and more counters than Ps once it is lowered), GOMAXPROCS then lowered
-// and raised again beyond what the guard was made for.
-func TestReviewGuardWaitCoversEverySectionAfterGOMAXPROCSIsLoweredFromWhereTheGuardWasMade(t *testing.T) {
-	prev := runtime.GOMAXPROCS(8)
-	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
-	g := newGuard()
-	if len(g.pins) != 16 {
-		t.Fatalf("a guard made with GOMAXPROCS 8 has %d counters of Ps, want 16", len(g.pins))
-	}
-	procs := []int{1, 2, 12, 3, 8, 1}
-	st := rgGuardStorm(t, g, 10, rgDuration(), 200, func(i int) {
-		runtime.GOMAXPROCS(procs[i%len(procs)])
-		time.Sleep(50 * time.Microsecond)
-	})
-	rgCheckStorm(t, g, st, true)
-}
-
-// Beyond maxPins Ps a guard has no counter of its own for the P: the P
-// counts out into the striped counters. (The runtime allows Ps beyond the
-// CPUs.)
-func TestReviewGuardWithMorePsThanMaxPinsCoversEverySection(t *testing.T) {
-	procs := maxPins + 8
+// Far more Ps than stripes (the runtime allows Ps beyond the CPUs): every
+// slot is contended, and many sections count into the sets.
+func TestReviewGuardWithManyMorePsThanStripesCoversEverySection(t *testing.T) {
+	procs := 8 * guardStripes
 	prev := runtime.GOMAXPROCS(procs)
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
 	g := newGuard()
-	if len(g.pins) != 2*maxPins {
-		t.Fatalf("a guard made with GOMAXPROCS %d has %d counters of Ps, want %d", procs, len(g.pins), 2*maxPins)
-	}
 	// Few waits: with hundreds of Ps on a few CPUs, a section's thread is
 	// often descheduled by the OS, and a wait lasts that long.
 	st := rgGuardStorm(t, g, procs, rgDuration()/2, 1, nil)
-	rgCheckStorm(t, g, st, true) // striped: the Ps past maxPins
+	rgCheckStorm(t, g, st)
 }
 
-// Many more publishers than Ps: goroutines that share a P take turns on its
-// counter, and the plain increment of one must never lose another's (a set
-// whose counts drift either never drains, and the wait hangs, or drains
-// early, and the wait returns too soon).
+// Many more publishers than stripes: goroutines that share a stripe take
+// turns on its slot, and the plain increment that gives it back must never
+// lose another's take (a slot that drifts either stays odd, and the wait
+// hangs, or turns even too early, and the wait returns too soon).
 func TestReviewGuardCountersStayExactWithManyMorePublishersThanPs(t *testing.T) {
 	g := newGuard()
 	st := rgGuardStorm(t, g, 32*runtime.GOMAXPROCS(0), rgDuration(), 200, nil)
-	rgCheckStorm(t, g, st, false)
+	rgCheckStorm(t, g, st)
 }
 
 // A publisher may read the epoch, then be held up (preempted, or its thread
 // descheduled) before it counts itself in: meanwhile a whole wait may pass,
 // and it then counts into the set of an epoch that is no longer current, and
 // loads the route. The next wait must still wait for it: that is why a wait
-// flips twice. The test plays that publisher step by step, counting out on a
-// P's counter and on a striped one.
+// flips twice. The test plays that publisher step by step (on the sets, as
+// when its slot is held), counting out through exit and on another stripe
+// (its stack moved meanwhile).
 func TestReviewGuardWaitOutlastsAPublisherThatCountedInAfterAWholeWaitPassed(t *testing.T) {
-	for _, pinned := range []bool{true, false} {
+	for _, viaExit := range []bool{true, false} {
 		g := newGuard()
 		g.wait()                          // any epoch
 		e := g.epoch.Load() & 1           // the publisher reads the epoch, and is held up
@@ -230,18 +215,18 @@ func TestReviewGuardWaitOutlastsAPublisherThatCountedInAfterAWholeWaitPassed(t *
 		}()
 		select {
 		case <-returned:
-			t.Errorf("pinned %v: a wait returned while a publisher that counted in after the wait before it was still inside", pinned)
+			t.Errorf("exit %v: a wait returned while a publisher that counted in after the wait before it was still inside", viaExit)
 		case <-time.After(50 * time.Millisecond):
 		}
-		if pinned { // it leaves
-			increment(&g.pins[e].n) // as if on P 0 (nothing else runs on this guard)
+		if viaExit { // it leaves
+			g.exit(inSet + section(e))
 		} else {
-			atomic.AddInt64(&g.out[e][0].n, 1)
+			atomic.AddInt64(&g.out[e][guardStripes-1].n, 1)
 		}
 		select {
 		case <-returned:
 		case <-time.After(5 * time.Second):
-			t.Fatalf("pinned %v: the wait did not return 5 s after the publisher left", pinned)
+			t.Fatalf("exit %v: the wait did not return 5 s after the publisher left", viaExit)
 		}
 	}
 }
