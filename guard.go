@@ -18,8 +18,8 @@ import (
 //
 //	publisher                          canceller (holds Broker.mu)
 //	  n := slot; slot: n -> n+1 (CAS)    store the route without the subscription
-//	  load the route                     for each slot: n := slot; if n is odd,
-//	  send to what it lists                wait until slot != n
+//	  load the route                     read every slot; for each n read odd,
+//	  send to what it lists                wait until that slot != n
 //	  slot = n+2                         (and wait for the sets, below)
 //	                                     close the channel
 //
@@ -122,10 +122,16 @@ func (g *guard) exit(c section) {
 // wait returns once every publisher that was inside the guard when wait was
 // called has left it. Callers serialise waits (they hold Broker.mu).
 func (g *guard) wait() {
+	// Read every slot first, then wait for those held to change: a slot
+	// read only once the slot before it has changed would make the wait
+	// wait for sections that began after it was called.
+	var held [guardStripes]int64
 	for i := range g.own {
-		s := &g.own[i].n
-		if n := atomic.LoadInt64(s); n&1 != 0 {
-			for atomic.LoadInt64(s) == n {
+		held[i] = atomic.LoadInt64(&g.own[i].n)
+	}
+	for i, n := range held {
+		if n&1 != 0 {
+			for atomic.LoadInt64(&g.own[i].n) == n {
 				runtime.Gosched()
 			}
 		}
