@@ -60,6 +60,23 @@ func guardWaitReturns(g *guard, d time.Duration) (bool, <-chan struct{}) {
 	}
 }
 
+// checkWaitOutlasts fails t if a wait of g returns within 50 ms while
+// inside is inside the guard, or not within 5 s once leave has let it out.
+func checkWaitOutlasts(t *testing.T, g *guard, inside string, leave func()) {
+	t.Helper()
+	returned, done := guardWaitReturns(g, 50*time.Millisecond)
+	if returned {
+		t.Errorf("a wait returned while %s was inside", inside)
+		return
+	}
+	leave()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the wait did not return 5 s after %s left", inside)
+	}
+}
+
 func TestGuardSectionHoldsItsSlotAndASectionWithinItCountsIntoTheSet(t *testing.T) {
 	g := newGuard()
 	c := g.enter()
@@ -85,16 +102,7 @@ func TestGuardSectionHoldsItsSlotAndASectionWithinItCountsIntoTheSet(t *testing.
 	if in, out := guardSums(g, e); in != 1 || out != 1 {
 		t.Errorf("after the inner exit: set %d counted %d in and %d out, want 1 and 1", e, in, out)
 	}
-	if returned, done := guardWaitReturns(g, 50*time.Millisecond); returned {
-		t.Error("a wait returned while a section held its slot")
-	} else {
-		g.exit(c)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the wait did not return 5 s after the section gave its slot back")
-		}
-	}
+	checkWaitOutlasts(t, g, "a section that held its slot", func() { g.exit(c) })
 	if n := atomic.LoadInt64(&g.own[c].n); n != 2 {
 		t.Errorf("after exit: the slot is %d, want 2 (given back)", n)
 	}
@@ -119,16 +127,7 @@ func TestGuardSectionCountsIntoTheSetWhenItsSlotIsHeld(t *testing.T) {
 		}
 		g.own[i].n = 2 // the holders leave
 	}
-	if returned, done := guardWaitReturns(g, 50*time.Millisecond); returned {
-		t.Error("a wait returned while a section counted into a set was inside")
-	} else {
-		g.exit(c)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the wait did not return 5 s after the section counted out")
-		}
-	}
+	checkWaitOutlasts(t, g, "a section counted into a set", func() { g.exit(c) })
 	checkDrained(t, g)
 }
 
