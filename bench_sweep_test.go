@@ -72,27 +72,21 @@ func BenchmarkSubscribeNewTypes(b *testing.B) {
 // goroutine.
 func BenchmarkPublishParallelDistinctTypes(b *testing.B) {
 	var br topic.Broker
-	pubs := make(chan func(), runtime.GOMAXPROCS(0))
-	var cancels []func()
+	var pubs, cancels []func()
 	var dones []chan struct{}
-	for i := range cap(pubs) {
+	for i := range runtime.GOMAXPROCS(0) {
 		pub, cancel, done := distinctType(&br, i)
-		pubs <- pub
+		pubs = append(pubs, pub)
 		cancels = append(cancels, cancel)
 		dones = append(dones, done)
 	}
 	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		publish := func() {}
-		select {
-		case publish = <-pubs:
-		default:
-		}
-		for pb.Next() {
+	parallel(b, func(i, n int) {
+		publish := pubs[i]
+		for range n {
 			publish()
 		}
 	})
-	b.StopTimer()
 	for i, cancel := range cancels {
 		cancel()
 		<-dones[i]
