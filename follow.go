@@ -453,7 +453,11 @@ func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 					skipped++
 					continue
 				}
-				buf[n] = Record[T]{Offset: o, Time: l.timeOf(c.nanos), Value: c.v}
+				// Field by field: a composite literal is built on the
+				// stack and then copied, and the copy's 16-byte loads
+				// wait for the 8-byte stores that built it.
+				p := &buf[n]
+				p.Offset, p.Time, p.Value, p.Skipped = o, l.timeOf(c.nanos), c.v, 0
 				n++
 			}
 			r.unpin(pinned)
