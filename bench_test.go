@@ -854,6 +854,54 @@ func BenchmarkFollowerRead(b *testing.B) {
 	}
 }
 
+// BenchmarkFollowerReadKeyed is BenchmarkFollowerRead on a log of
+// RetainLatest holding 4096 keys, one value each.
+func BenchmarkFollowerReadKeyed(b *testing.B) {
+	const keys = 4096
+	for _, n := range []int{1, 64} {
+		b.Run("batch="+strconv.Itoa(n), func(b *testing.B) {
+			var br topic.Broker
+			br.RetainLatest(func(v Value) int64 { return v.A }, topic.Retention{Count: keys})
+			for i := range keys {
+				br.Publish(Value{A: int64(i)})
+			}
+			f := br.Follow(topic.Replay[Value](topic.Earliest()))
+			defer f.Close()
+			buf := make([]topic.Record[Value], n)
+			b.ReportAllocs()
+			for b.Loop() {
+				if f.Read(buf) == 0 {
+					f.Seek(0)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRead reads a retained log of 4096 values with Broker.Read, up to
+// max records a call, each call a new slice.
+func BenchmarkRead(b *testing.B) {
+	const kept = 4096
+	for _, n := range []int{1, 64} {
+		b.Run("max="+strconv.Itoa(n), func(b *testing.B) {
+			var br topic.Broker
+			br.Retain[Value](topic.Retention{Count: kept})
+			for range kept {
+				br.Publish(value)
+			}
+			b.ReportAllocs()
+			var from uint64
+			for b.Loop() {
+				recs, next, _ := br.Read[Value](from, n)
+				if len(recs) == 0 {
+					next = 0
+				}
+				from = next
+			}
+		})
+	}
+}
+
 // BenchmarkFollowerReplay reads 10,000 retained values with a new follower
 // from the earliest: the replay of a follower.
 func BenchmarkFollowerReplay(b *testing.B) {
