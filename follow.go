@@ -554,7 +554,7 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 			o = f.ack.start(l.now(), o, f.committed.Load(), true)
 		}
 		l.mu.Lock()
-		n, next := l.keyed.read(o, l.mu.tail(), l.oldest(l.stamp()), buf, l.timeOf)
+		n, next := l.keyed.read(o, l.mu.tail(), l.oldest(l.stamp()), buf, l)
 		l.mu.Unlock()
 		// The read, for AckWait, runs from o: the offsets up to the first
 		// record are of values replaced since, which a re-read finds

@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"time"
 )
 
 // RetainLatest declares T a retained type whose log keeps the latest value of
@@ -55,8 +54,10 @@ type keyedLog[T any] interface {
 	put(o uint64, nanos, oldest int64, v T)
 	// read copies into buf the values kept from offset from on that are not
 	// older than oldest, and returns how many, and the offset after the last
-	// one copied (or tail, if none is left).
-	read(from, tail uint64, oldest int64, buf []Record[T], timeOf func(int64) time.Time) (int, uint64)
+	// one copied (or tail, if none is left). The records' times are l's
+	// (timeOf): l, not its method value, which would be allocated at every
+	// read.
+	read(from, tail uint64, oldest int64, buf []Record[T], l *logOf[T]) (int, uint64)
 	// each calls f with each value kept from offset from on, in offset
 	// order.
 	each(from uint64, f func(o uint64, nanos int64, v T))
@@ -195,12 +196,13 @@ func (c *keyed[T, K]) at(o uint64) int {
 	return c.first + sort.Search(len(c.items)-c.first, func(i int) bool { return c.items[c.first+i].off >= o })
 }
 
-func (c *keyed[T, K]) read(from, tail uint64, oldest int64, buf []Record[T], timeOf func(int64) time.Time) (int, uint64) {
+func (c *keyed[T, K]) read(from, tail uint64, oldest int64, buf []Record[T], l *logOf[T]) (int, uint64) {
 	n := 0
 	i := c.at(from)
 	for ; i < len(c.items) && n < len(buf); i++ {
 		if it := &c.items[i]; !it.dead && it.nanos >= oldest {
-			buf[n] = Record[T]{Offset: it.off, Time: timeOf(it.nanos), Value: it.v}
+			p := &buf[n] // field by field: see follower.readAt
+			p.Offset, p.Time, p.Value, p.Skipped = it.off, l.timeOf(it.nanos), it.v, 0
 			n++
 		}
 	}

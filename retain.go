@@ -842,7 +842,7 @@ func (l *logOf[T]) readKeyed(from uint64, n int) ([]Record[T], uint64, uint64) {
 		return nil, from, 0
 	}
 	recs := make([]Record[T], min(n, l.keyed.size()))
-	k, next := l.keyed.read(from, tail, l.oldest(l.stamp()), recs, l.timeOf)
+	k, next := l.keyed.read(from, tail, l.oldest(l.stamp()), recs, l)
 	return recs[:k:k], next, 0
 }
 

@@ -152,7 +152,8 @@ func TestReplayAllocatesNothingPerValue(t *testing.T) {
 }
 
 // Following a retained value type allocates nothing per value: a
-// publication read by Read, or by Next, or waited for by Next and read.
+// publication read by Read (of a log, or of a latest-per-key log), or by
+// Next, or waited for by Next and read.
 func TestFollowingARetainedValueDoesNotAllocate(t *testing.T) {
 	v := retainPayload{1, 2, 3, 4}
 	t.Run("Read", func(t *testing.T) {
@@ -162,6 +163,22 @@ func TestFollowingARetainedValueDoesNotAllocate(t *testing.T) {
 		buf := make([]topic.Record[retainPayload], 4)
 		wantAllocs(t, 0, func() {
 			b.Publish(v)
+			if f.Read(buf) != 1 {
+				t.Fatal("nothing read")
+			}
+		})
+	})
+	t.Run("Read of a latest-per-key log", func(t *testing.T) {
+		b := new(topic.Broker)
+		b.RetainLatest(func(v retainPayload) int64 { return v.A }, topic.Retention{Count: 64})
+		for i := range 64 {
+			b.Publish(retainPayload{A: int64(i)})
+		}
+		f := b.Follow[retainPayload]()
+		defer f.Close()
+		buf := make([]topic.Record[retainPayload], 4)
+		wantAllocs(t, 0, func() {
+			b.Publish(v) // replaces the value of key 1
 			if f.Read(buf) != 1 {
 				t.Fatal("nothing read")
 			}
