@@ -128,6 +128,10 @@ func followers() section {
 		{label: "GOMAXPROCS publishers, one follower on its goroutine", bench: "PublishRetainedFollowedParallel", base: "PublishParallelOneType", baseLabel: "parallel, not retained"},
 		{label: "follower Read, batches of 64, per value", bench: "FollowerRead/batch=64", unit: "ns/value", base: raw, baseLabel: rawLabel},
 		{label: "follower Read, one at a time, per value", bench: "FollowerRead/batch=1", unit: "ns/value", base: raw, baseLabel: rawLabel},
+		{label: "follower Read of a latest-per-key log, batches of 64, per value", bench: "FollowerReadKeyed/batch=64", unit: "ns/value", base: raw, baseLabel: rawLabel},
+		{label: "follower Read of a latest-per-key log, one at a time, per value", bench: "FollowerReadKeyed/batch=1", unit: "ns/value", base: raw, baseLabel: rawLabel},
+		{label: "`Broker.Read`, up to 64 records a call, per value", bench: "Read/max=64", unit: "ns/value", base: raw, baseLabel: rawLabel},
+		{label: "`Broker.Read`, one record a call, per value", bench: "Read/max=1", unit: "ns/value", base: raw, baseLabel: rawLabel},
 		{label: "a handler following the log", bench: "HandlerFollower", base: "HandlerBaseline", baseLabel: "handler baseline"},
 	}}
 	for _, n := range []int{1, 100, 10000} {
