@@ -117,14 +117,20 @@ func parallel(b *testing.B, body func(i, n int)) {
 	var wg sync.WaitGroup
 	b.ResetTimer()
 	for i := range p {
-		n := b.N / p // b.N in all, the remainder one each to the first
-		if i < b.N%p {
-			n++
-		}
+		n := share(b.N, p, i)
 		wg.Go(func() { body(i, n) })
 	}
 	wg.Wait()
 	b.StopTimer()
+}
+
+// share is goroutine i's share of n iterations over p goroutines: n in all,
+// the remainder one each to the first.
+func share(n, p, i int) int {
+	if i < n%p {
+		return n/p + 1
+	}
+	return n / p
 }
 
 // The rows of the reference's table.
@@ -708,10 +714,7 @@ func BenchmarkPublishRetainedManyPublishers(b *testing.B) {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range publishers {
-		n := b.N / publishers // b.N in all, the remainder one each to the first
-		if i < b.N%publishers {
-			n++
-		}
+		n := share(b.N, publishers, i)
 		wg.Go(func() {
 			<-start
 			for range n {
@@ -829,42 +832,33 @@ func BenchmarkRawWake(b *testing.B) {
 // BenchmarkFollowerRead reads a retained log of 4096 values with a follower,
 // in batches of n; ns/value is the figure to read against BenchmarkRawSend.
 func BenchmarkFollowerRead(b *testing.B) {
-	const kept = 4096
-	for _, n := range []int{1, 64} {
-		b.Run("batch="+strconv.Itoa(n), func(b *testing.B) {
-			var br topic.Broker
-			br.Retain[Value](topic.Retention{Count: kept})
-			for range kept {
-				br.Publish(value)
-			}
-			f := br.Follow(topic.Replay[Value](topic.Earliest()))
-			defer f.Close()
-			buf := make([]topic.Record[Value], n)
-			b.ReportAllocs()
-			read := 0
-			for b.Loop() {
-				if f.Read(buf) == 0 {
-					f.Seek(0)
-					continue
-				}
-				read += n
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(read, 1)), "ns/value")
-		})
-	}
+	followerRead(b, func(br *topic.Broker) {
+		br.Retain[Value](topic.Retention{Count: 4096})
+		for range 4096 {
+			br.Publish(value)
+		}
+	})
 }
 
 // BenchmarkFollowerReadKeyed is BenchmarkFollowerRead on a log of
 // RetainLatest holding 4096 keys, one value each.
 func BenchmarkFollowerReadKeyed(b *testing.B) {
-	const keys = 4096
+	followerRead(b, func(br *topic.Broker) {
+		br.RetainLatest(func(v Value) int64 { return v.A }, topic.Retention{Count: 4096})
+		for i := range 4096 {
+			br.Publish(Value{A: int64(i)})
+		}
+	})
+}
+
+// followerRead reads, in batches of 1 and of 64, with a follower from the
+// earliest of the log that fill retains and fills on a broker, over and
+// over (a read past the end seeks back to offset 0).
+func followerRead(b *testing.B, fill func(*topic.Broker)) {
 	for _, n := range []int{1, 64} {
 		b.Run("batch="+strconv.Itoa(n), func(b *testing.B) {
 			var br topic.Broker
-			br.RetainLatest(func(v Value) int64 { return v.A }, topic.Retention{Count: keys})
-			for i := range keys {
-				br.Publish(Value{A: int64(i)})
-			}
+			fill(&br)
 			f := br.Follow(topic.Replay[Value](topic.Earliest()))
 			defer f.Close()
 			buf := make([]topic.Record[Value], n)
