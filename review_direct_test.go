@@ -499,12 +499,20 @@ func rdRound(t *testing.T, round int) {
 	for p := range panics {
 		t.Errorf("round %d: panic: %v", round, p)
 	}
-	l := s.stats().Lost
-	n, got := published.Load(), received.Load()
-	if uint64(got)+l.Full+l.Closed != uint64(n) || l.Evicted+l.Failed+l.Skipped != 0 {
-		t.Errorf("round %d (buffer %d): %d published, %d received, Lost %+v: %d unaccounted",
-			round, buffer, n, got, l, int64(n)-got-int64(l.Full)-int64(l.Closed))
+	if err := unaccounted(published.Load(), received.Load(), s.stats().Lost); err != nil {
+		t.Errorf("round %d (buffer %d): %v", round, buffer, err)
 	}
+}
+
+// unaccounted returns an error unless each of n publications to one
+// subscription was received (got of them) or counted lost Full or Closed,
+// exactly once, and no loss of another kind was counted.
+func unaccounted(n, got int64, l Lost) error {
+	if uint64(got)+l.Full+l.Closed != uint64(n) || l.Evicted+l.Failed+l.Skipped != 0 {
+		return fmt.Errorf("%d published, %d received, Lost %+v: %d unaccounted",
+			n, got, l, n-got-int64(l.Full)-int64(l.Closed))
+	}
+	return nil
 }
 
 // Publishers that never yield of their own accord, more of them than Ps, so
