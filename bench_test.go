@@ -832,20 +832,27 @@ func BenchmarkRawWake(b *testing.B) {
 // BenchmarkFollowerRead reads a retained log of 4096 values with a follower,
 // in batches of n; ns/value is the figure to read against BenchmarkRawSend.
 func BenchmarkFollowerRead(b *testing.B) {
-	followerRead(b, func(br *topic.Broker) {
-		br.Retain[Value](topic.Retention{Count: 4096})
-		for range 4096 {
-			br.Publish(value)
-		}
-	})
+	followerRead(b, retainValues)
+}
+
+// keptValues is how many values the read benchmarks' logs keep.
+const keptValues = 4096
+
+// retainValues makes Value a retained type of br keeping keptValues
+// values, and publishes as many.
+func retainValues(br *topic.Broker) {
+	br.Retain[Value](topic.Retention{Count: keptValues})
+	for range keptValues {
+		br.Publish(value)
+	}
 }
 
 // BenchmarkFollowerReadKeyed is BenchmarkFollowerRead on a log of
 // RetainLatest holding 4096 keys, one value each.
 func BenchmarkFollowerReadKeyed(b *testing.B) {
 	followerRead(b, func(br *topic.Broker) {
-		br.RetainLatest(func(v Value) int64 { return v.A }, topic.Retention{Count: 4096})
-		for i := range 4096 {
+		br.RetainLatest(func(v Value) int64 { return v.A }, topic.Retention{Count: keptValues})
+		for i := range keptValues {
 			br.Publish(Value{A: int64(i)})
 		}
 	})
@@ -879,20 +886,16 @@ func followerRead(b *testing.B, fill func(*topic.Broker)) {
 // BenchmarkRead reads a retained log of 4096 values with Broker.Read, up to
 // max records a call, each call a new slice.
 func BenchmarkRead(b *testing.B) {
-	const kept = 4096
 	for _, n := range []int{1, 64} {
 		b.Run("max="+strconv.Itoa(n), func(b *testing.B) {
 			var br topic.Broker
-			br.Retain[Value](topic.Retention{Count: kept})
-			for range kept {
-				br.Publish(value)
-			}
+			retainValues(&br)
 			b.ReportAllocs()
 			var from uint64
 			read := 0
 			for b.Loop() {
 				recs, next, _ := br.Read[Value](from, n)
-				if from = next; from == kept {
+				if from = next; from == keptValues {
 					from = 0 // no call past the end: each allocates its slice
 				}
 				read += len(recs)
