@@ -1,0 +1,83 @@
+package topic
+
+// The feeds that a channel follower's pump and a handler follower's worker
+// read: a follower seen as values of T or as records.
+
+// A feed is what a channel or handler follower of type V reads: a follower
+// of T, with the values as V (T, or Record[T]).
+type feed[V any] interface {
+	// next waits for the next value, or until quit or stop is closed
+	// (errQuit, errStop); its offset is for commit.
+	next(stop <-chan struct{}) (v V, off uint64, err error)
+	commit(off uint64)
+	tryNext() (v V, off uint64, ok bool)
+	lag() uint64
+	followerStats() *FollowerStats
+	probeWait(stop <-chan struct{}, probes <-chan chan probeResult, a answerer) error
+	quitting() <-chan struct{}
+	end()
+}
+
+// An answerer answers the drain's probes for a follower that waits: its
+// handler.
+type answerer interface{ answerProbe(r chan probeResult) }
+
+// A feedMaker makes the feeds of a log's entry: values of T for the entry of
+// T, records for that of Record[T] (see logReplay).
+type feedMaker[V any] interface {
+	newFeed(st *start, skip func(first, n uint64)) (feed[V], any)
+}
+
+func (r logReplay[T, V]) newFeed(st *start, skip func(first, n uint64)) (feed[V], any) {
+	f := newFollower(r.l, st, skip)
+	var fd any = valueFeed[T]{f}
+	if r.records {
+		fd = recordFeed[T]{f}
+	}
+	return fd.(feed[V]), f // Safety: V is T, or Record[T] if records is set
+}
+
+// A valueFeed is a follower read as values of T; a recordFeed as records.
+type (
+	valueFeed[T any]  struct{ *follower[T] }
+	recordFeed[T any] struct{ *follower[T] }
+)
+
+func (f valueFeed[T]) tryNext() (T, uint64, bool) {
+	if f.read(f.buf[:]) == 1 {
+		return f.buf[0].Value, f.buf[0].Offset, true
+	}
+	var zero T
+	return zero, 0, false
+}
+
+func (f recordFeed[T]) tryNext() (Record[T], uint64, bool) {
+	if f.read(f.buf[:]) == 1 {
+		return f.buf[0], f.buf[0].Offset, true
+	}
+	return Record[T]{}, 0, false
+}
+
+func (f *follower[T]) quitting() <-chan struct{} { return f.quit }
+
+func (f valueFeed[T]) next(stop <-chan struct{}) (T, uint64, error) {
+	r, err := f.nextRecord(stop)
+	return r.Value, r.Offset, err
+}
+
+func (f recordFeed[T]) next(stop <-chan struct{}) (Record[T], uint64, error) {
+	r, err := f.nextRecord(stop)
+	return r, r.Offset, err
+}
+
+// nextRecord waits for the next record.
+func (f *follower[T]) nextRecord(stop <-chan struct{}) (Record[T], error) {
+	for {
+		if f.read(f.buf[:]) == 1 {
+			return f.buf[0], nil
+		}
+		if err := f.wait(stop); err != nil {
+			return Record[T]{}, err
+		}
+	}
+}
