@@ -1,0 +1,203 @@
+package topic
+
+// The engine of a follower, behind Follower and behind channel and handler
+// followers: a position in a retained type's log, its durable name, and how
+// Seek, Commit and its end move and release it.
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// follower is the engine of a follower: a position in the log of T.
+type follower[T any] struct {
+	l *logOf[T]
+	// pos is the offset read next. Its reader moves it with a
+	// compare-and-swap from the offset it read from, so that a concurrent
+	// Seek wins: what the reader read is then dropped and read again from
+	// the new position.
+	pos       atomic.Uint64
+	committed atomic.Uint64 // the offset committed last, plus one; 0: none
+	delivered atomic.Uint64 // the offset read last, plus one; 0: none
+	ack       *ackState     // AckWait's, nil without it; never changes
+	// skipped is what the reader skipped and has not yet told in a
+	// record's Skipped field, and lastEnd the position its last read left:
+	// a position moved since by a Seek drops skipped, which is not just
+	// before what the next read finds. Reader only.
+	skipped, lastEnd uint64
+	// size and slot are the size of the ring of the last read (a log's
+	// rings only grow, so it names the ring) and the slot of lastEnd in
+	// it, which spare the next read a division. Reader only.
+	size, slot uint64
+	named      *durable // the name's entry, nil if unnamed; never changes
+	// skip counts and reports a run of values skipped: the subscription's.
+	skip  func(first, n uint64)
+	wake  *waiter       // its place in the log's waitList
+	quit  chan struct{} // closed when the subscription is cancelled or closed
+	ended atomic.Bool   // set before quit is closed: cheaper to test
+	buf   [1]Record[T]  // next's; reader only
+}
+
+// A durable is what the broker keeps of a follower's name.
+type durable struct {
+	committed uint64 // the offset committed last, plus one; 0: none. Guarded by names.mu.
+	live      seeker // the live follower with the name, or nil. Guarded by names.mu.
+}
+
+// A seeker is a follower of any type.
+type seeker interface{ seek(o uint64) }
+
+// names are the durable names of a log's followers.
+type names struct {
+	mu sync.Mutex
+	m  map[string]*durable
+}
+
+// newFollower makes the follower of subscription s, configured by c, from
+// its start on; it claims c's name, if any.
+func newFollower[T any](l *logOf[T], c *start, skip func(first, n uint64)) *follower[T] {
+	f := &follower[T]{l: l, skip: skip, wake: newWaiter(), quit: make(chan struct{})}
+	if c.ackWait > 0 {
+		f.ack = &ackState{wait: int64(c.ackWait)}
+	}
+	var from uint64
+	if l.keyed != nil {
+		l.mu.Lock()
+		from = l.keyed.start(c.at, l.mu.tail()) // its keys, not its last offsets
+		l.mu.Unlock()
+	} else {
+		tail := l.mu.tail()
+		from = c.at.from(l.head(tail), tail)
+	}
+	if c.name != "" {
+		l.names.mu.Lock()
+		defer l.names.mu.Unlock()
+		if l.names.m == nil {
+			l.names.m = make(map[string]*durable)
+		}
+		d := l.names.m[c.name]
+		if d == nil {
+			d = &durable{}
+			l.names.m[c.name] = d
+		}
+		if d.live != nil {
+			panic(fmt.Sprintf("topic: a follower of %v named %q is live", reflect.TypeFor[T](), c.name))
+		}
+		d.live = f
+		if d.committed > 0 {
+			from = d.committed // resume after the last offset committed
+			f.committed.Store(d.committed)
+			f.delivered.Store(d.committed)
+		}
+		f.named = d
+	}
+	f.pos.Store(from)
+	f.lastEnd = from
+	return f
+}
+
+// start is what a follower starts from.
+type start struct {
+	at      Start
+	name    string
+	ackWait time.Duration
+}
+
+func (f *follower[T]) seek(o uint64) {
+	if f.l == nil || f.ended.Load() {
+		return
+	}
+	if a := f.ack; a != nil {
+		a.mu.Lock()
+		f.pos.Store(o)
+		a.reads = a.reads[:0] // read again from o: see AckWait, and move
+		a.seeks++
+		a.replayTo, a.owed = 0, a.owed[:0]
+		a.mu.Unlock()
+	} else {
+		f.pos.Store(o)
+	}
+	f.poke()
+}
+
+func (f *follower[T]) commit(o uint64) {
+	if d := f.delivered.Load(); o >= d {
+		panic(fmt.Sprintf("topic: Commit of offset %d, which the follower has not read (it read up to %d)", o, int64(d)-1))
+	}
+	for {
+		c := f.committed.Load()
+		if o+1 <= c {
+			return // committed already
+		}
+		if f.committed.CompareAndSwap(c, o+1) {
+			break
+		}
+	}
+	if f.ack != nil {
+		f.ack.commit(o + 1)
+	}
+	if d := f.named; d != nil {
+		f.l.names.mu.Lock()
+		d.committed = max(d.committed, o+1)
+		f.l.names.mu.Unlock()
+	}
+}
+
+// next returns the offset the next read starts from, a re-read AckWait has
+// made due aside: the position, or, while a re-read runs, past what was
+// committed meanwhile (see start).
+func (f *follower[T]) next() uint64 {
+	a := f.ack
+	if a == nil {
+		return f.pos.Load()
+	}
+	c := f.committed.Load()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	// The position is stored under mu by a Seek, which ends the re-read.
+	return a.pastCommittedLocked(f.pos.Load(), c)
+}
+
+// lag returns the values kept after the position.
+func (f *follower[T]) lag() uint64 {
+	l := f.l
+	if l.keyed != nil {
+		o := f.next() // before l.mu: the ack lock is a leaf
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.keyed.trim(l.oldest(l.stamp())) // what has aged out is not kept
+		return uint64(l.keyed.countFrom(o))
+	}
+	tail := l.mu.tail()
+	l.agedOut(tail) // if all have aged out, none is kept
+	return tail - min(max(f.next(), l.head(tail)), tail)
+}
+
+// end releases the follower, once, when its subscription is cancelled or
+// closed: it quits, and its name is free.
+func (f *follower[T]) end() {
+	if f.ended.Swap(true) {
+		return
+	}
+	close(f.quit)
+	f.poke() // after ended is set: see probeWait
+	if a := f.ack; a != nil {
+		a.mu.Lock()
+		if a.timer != nil {
+			a.timer.Stop() // after ended is set: see alarm
+		}
+		a.mu.Unlock()
+	}
+	if d := f.named; d != nil {
+		f.l.names.mu.Lock()
+		d.live = nil
+		f.l.names.mu.Unlock()
+	}
+}
+
+func (f *follower[T]) followerStats() *FollowerStats {
+	return &FollowerStats{Offset: f.next(), Committed: f.committed.Load(), Lag: f.lag()}
+}
