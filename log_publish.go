@@ -1,0 +1,117 @@
+package topic
+
+// The publication of a retained type: appended to its log under the
+// sequencing point, sent in offset order to the subscriptions of T and
+// Record[T], then live to From sources and slow wildcard subscriptions.
+
+import "unsafe"
+
+// publish is Publish of a retained type: it appends v and, holding the
+// sequencing point, delivers it and its record to the subscriptions of T
+// and Record[T], so that each receives in offset order; then, having let
+// go of it, it runs the functions of the user's: OnLoss functions, and the
+// From sources and slow wildcard subscriptions the value reaches, which
+// receive it live. It returns v's offset.
+func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
+	// l.stamp(), inlined but for its clock reading (stamp is too long for
+	// the compiler to inline).
+	var now int64
+	if !l.limit.NoTime {
+		if c := l.clock.cached.Load(); c != 0 {
+			now = c - 1
+		} else {
+			now = l.stampSlow()
+		}
+	}
+	if l.keyed != nil {
+		l.keyed.lockFor(&l.mu, v)
+	} else if !l.mu.tryLock() { // l.mu.Lock(), its first try inlined
+		l.mu.lockContended()
+	}
+	off, nanos := l.appendLocked(v, now)
+	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].
+	r := (*route[T])(unsafe.Pointer(e.route.Load()))
+	rr := (*route[Record[T]])(unsafe.Pointer(l.rec.route.Load()))
+	if (r == nil || !r.ordered) && rr == nil {
+		// Nothing to send in order: the followers read the log. (r is nil
+		// once Shutdown has sealed a route with nothing to count.)
+		l.mu.Unlock()
+		l.waiters.wake()
+		if r != nil && r.live {
+			sendLive(g, r, v, nil, true)
+		}
+		return off
+	}
+	l.sendOrdered(g, e, r, rr, off, nanos, v)
+	return off
+}
+
+// sendOrdered is the rest of publish when there are subscriptions of T or
+// Record[T] to send v to, with the sequencing point held, which it lets go.
+func (l *logOf[T]) sendOrdered(g *guard, e *entry, r *route[T], rr *route[Record[T]], off uint64, nanos int64, v T) {
+	// A subscription that receives v may read the log at once (Read, a
+	// follower): publish v's offset before sending it.
+	l.mu.publish()
+	var x any
+	r, x = sendInOrder(g, e, r, v, &l.lost, true)
+	var rec Record[T]
+	var rx any
+	if rr != nil {
+		// A record is for the subscriptions that asked for records, not
+		// for the interface subscriptions that would match any value.
+		rec = Record[T]{Offset: off, Time: l.timeOf(nanos), Value: v}
+		rr, rx = sendInOrder(g, l.rec, rr, rec, &l.rlost, false)
+	}
+	if l.lost.n == 0 && l.rlost.n == 0 {
+		l.mu.Unlock()
+		l.waiters.wake()
+	} else {
+		l.unlockReporting()
+	}
+	if r != nil {
+		sendLive(g, r, v, x, true)
+	}
+	if rr != nil {
+		sendLive(g, rr, rec, rx, false)
+	}
+}
+
+// unlockReporting lets go of the sequencing point, then reports the losses
+// the publication kept in lost and rlost.
+//
+//go:noinline
+func (l *logOf[T]) unlockReporting() {
+	lost, rlost := l.lost, l.rlost
+	l.lost, l.rlost = lossBuffer[T]{}, lossBuffer[Record[T]]{}
+	l.mu.Unlock()
+	l.waiters.wake()
+	lost.report()
+	rlost.report()
+}
+
+// sendInOrder sends v to the subscriptions of type T on the route of e,
+// with the sequencing point held: the plain ones, then those with a policy
+// or an OnLoss function, whose losses it keeps in lost. It returns the
+// route it used, nil if nothing is left for sendLive, and v if it boxed it.
+// Interface sources are sent to only if boxed.
+func sendInOrder[T any](g *guard, e *entry, r *route[T], v T, lost *lossBuffer[T], boxed bool) (*route[T], any) {
+	if r == nil {
+		return nil, nil
+	}
+	r, x := sendPlain(g, e, r, v, boxed)
+	if r == nil {
+		return nil, nil
+	}
+	for _, t := range r.typed {
+		if s, own := t.(*sub[T]); own {
+			s.offer(g, v, lost)
+		}
+	}
+	return r, x
+}
+
+// sendLive offers v to the From sources of r and, if boxed, to its slow
+// interface sources, out of order.
+func sendLive[T any](g *guard, r *route[T], v T, x any, boxed bool) {
+	sendSlow(g, r, v, x, 0, true, boxed)
+}
