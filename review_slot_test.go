@@ -298,7 +298,7 @@ func TestReviewSlotPublicationsWhoseStackMovesInsideTheSectionGiveTheSlotBack(t 
 		t.Errorf("%d slots held, %d sections ended on slots, once every publication returned: want none held", held, ended)
 	}
 	rgWithin(t, 10*time.Second, "cancel", cancel)
-	got, closed := rdDrain(ch)
+	got, closed := drainNow(ch)
 	if len(got) != depths || !closed {
 		t.Errorf("received %d values (closed %v), want %d and closed", len(got), closed, depths)
 	}
@@ -369,7 +369,7 @@ func TestReviewSlotPublishersSharingStripesAccountForEveryValue(t *testing.T) {
 				runtime.Gosched()
 			}
 			rgWithin(t, 10*time.Second, "cancel", cancel)
-			if _, closed := rdDrain(c); !closed {
+			if _, closed := drainNow(c); !closed {
 				t.Fatalf("round %d, cancel %d: the channel is open after its cancel returned", round, cancels)
 			}
 		}
@@ -473,7 +473,7 @@ func TestReviewSlotChannelLoadedOnASlotStaysOpenUntilTheSectionEnds(t *testing.T
 		t.Run(fmt.Sprintf("Shutdown %v", viaShutdown), func(t *testing.T) {
 			var b Broker
 			ch, cancel := b.Subscribe(Buffer[rslInt](1))
-			e, r := rdStale[rslInt](t, &b)
+			e, r := staleRoute[rslInt](t, &b)
 			g := b.table.Load().guard
 			enter, send := make(chan struct{}), make(chan struct{})
 			type result struct {
@@ -509,7 +509,7 @@ func TestReviewSlotChannelLoadedOnASlotStaysOpenUntilTheSectionEnds(t *testing.T
 					cancel()
 				}
 			}()
-			rdWithin(t, "the route replaced", func() bool { return rdRoute[rslInt](e) != r })
+			waitUntil(t, "the route replaced", func() bool { return routeNow[rslInt](e) != r })
 			select {
 			case <-done:
 				t.Error("it returned while a publisher that loaded the channel was inside the guard")
@@ -524,7 +524,7 @@ func TestReviewSlotChannelLoadedOnASlotStaysOpenUntilTheSectionEnds(t *testing.T
 				t.Errorf("the publisher's send panicked: %v", x.panics)
 			}
 			rgWithin(t, 10*time.Second, "the cancel or Shutdown once the publisher left", func() { <-done })
-			got, closed := rdDrain(ch)
+			got, closed := drainNow(ch)
 			if fmt.Sprint(got) != "[7]" || !closed {
 				t.Errorf("received %v (closed %v), want [7] and the channel closed", got, closed)
 			}

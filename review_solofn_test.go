@@ -132,7 +132,7 @@ func TestSoloFnPanicKindsCountOnceWithThePublishedValue(t *testing.T) {
 			b.Publish(v)
 		}()
 	}
-	got, _ := rdDrain(ch)
+	got, _ := drainNow(ch)
 	if fmt.Sprint(got) != "[0 6 8]" {
 		t.Errorf("received %v, want [0 6 8]", got)
 	}
@@ -241,7 +241,7 @@ func TestSoloFnGoexitCountsOnceThenEndsThePublisher(t *testing.T) {
 		t.Fatalf("losses %+v, want one Failed of %v with errFromGoexit", losses, pub)
 	}
 	b.Publish(sfVal{N: 2})
-	if got, _ := rdDrain(ch); len(got) != 1 || got[0] != 2 || calls.Load() != 2 {
+	if got, _ := drainNow(ch); len(got) != 1 || got[0] != 2 || calls.Load() != 2 {
 		t.Errorf("received %v after %d calls, want [2] after 2", got, calls.Load())
 	}
 	if l, _ := sfLost(t, &b, "exit"); l != (Lost{Failed: 1}) {
@@ -286,14 +286,14 @@ func TestSoloFnReentrantSubscribePublishCancel(t *testing.T) {
 	b.Publish(sfC(3))
 	sfWantSoloFn[sfC](t, &b, true)
 	b.Publish(sfC(100))
-	got, _ := rdDrain(ch)
+	got, _ := drainNow(ch)
 	want := "[2 1 3 110 109 108 107 106 105 104 103 102 101 100]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("the From subscription received %v, want %v", got, want)
 	}
 	// 3 was published while the plain subscription was registered: it is
 	// sent to it before the From function cancels it.
-	if p, closed := rdDrain(plain); fmt.Sprint(p) != "[2 3]" || !closed {
+	if p, closed := drainNow(plain); fmt.Sprint(p) != "[2 3]" || !closed {
 		t.Errorf("the plain subscription received %v (closed %v), want [2 3], closed", p, closed)
 	}
 	if calls.Load() != 14 {
@@ -334,7 +334,7 @@ func TestSoloFnCancelsItsOwnSubscription(t *testing.T) {
 			for v := range sfD(4) {
 				b.Publish(v + 1)
 			}
-			if got, closed := rdDrain(ch); fmt.Sprint(got) != "[1]" || !closed || calls.Load() != 2 {
+			if got, closed := drainNow(ch); fmt.Sprint(got) != "[1]" || !closed || calls.Load() != 2 {
 				t.Errorf("received %v (closed %v) after %d calls, want [1], closed, after 2", got, closed, calls.Load())
 			}
 			if n := len(b.Subscriptions()); n != 0 {
@@ -477,7 +477,7 @@ func TestSoloFnRacingShutdownCountsClosed(t *testing.T) {
 	close(release)
 	wg.Wait()
 	b.Publish(sfShut(3))
-	if got, closed := rdDrain(ch); fmt.Sprint(got) != "[s0]" || !closed {
+	if got, closed := drainNow(ch); fmt.Sprint(got) != "[s0]" || !closed {
 		t.Errorf("received %v (closed %v), want [s0], closed", got, closed)
 	}
 	if l, _ := sfLost(t, &b, "shut"); l != (Lost{Closed: 2, Failed: 1}) {
@@ -578,7 +578,7 @@ func TestSoloFnInterfaceSource(t *testing.T) {
 	b.Publish(fmt.Stringer(sfStringer{"a"}))
 	b.Publish(fmt.Stringer(sfStringer{"panic"}))
 	b.Publish(sfStringer{"b"})
-	if got, _ := rdDrain(ch); fmt.Sprint(got) != "[a b]" {
+	if got, _ := drainNow(ch); fmt.Sprint(got) != "[a b]" {
 		t.Errorf("received %v, want [a b]", got)
 	}
 	losses := log.all()
@@ -609,7 +609,7 @@ func TestSoloFnReplayThroughTheClosure(t *testing.T) {
 	}))
 	defer cancel()
 	b.Publish(sfRec(5))
-	if got, _ := rdDrain(ch); fmt.Sprint(got) != "[10 30 40 50]" {
+	if got, _ := drainNow(ch); fmt.Sprint(got) != "[10 30 40 50]" {
 		t.Errorf("received %v, want [10 30 40 50]", got)
 	}
 	losses := log.all()
