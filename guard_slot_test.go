@@ -1,12 +1,12 @@
 package topic
 
-// Adversarial review of the guard's slots (see guard): a publisher takes the
-// slot of its stripe with a compare-and-swap from an even value to the odd
-// one after it, gives it back with a plain increment, and counts into the
-// two sets of counters instead when its slot is held; a wait waits for
-// every slot it finds odd to change, then flips the sets. Each test says
-// what it attacks and which deliberately broken guards (mutants) it was
-// seen to catch, of these:
+// Tests of the guard's slots (see guard): a publisher takes the slot of
+// its stripe with a compare-and-swap from an even value to the odd one
+// after it, gives it back with a plain increment, and counts into the two
+// sets of counters instead when its slot is held; a wait waits for every
+// slot it finds odd to change, then flips the sets. Each test says what it
+// attacks and which deliberately broken guards (mutants) it was seen to
+// catch, of these:
 //
 //	M1  exit does not give the slot back
 //	M2  wait skips the slot scan
@@ -35,16 +35,16 @@ import (
 	"time"
 )
 
-type rslInt int
+type slotInt int
 
-// rslDeep calls f at the bottom of n frames of its own, each with a small
+// atDepth calls f at the bottom of n frames of its own, each with a small
 // array on the stack, and returns a sum the compiler cannot drop: a
 // publication made at a chosen depth, so that the goroutine's stack runs
 // out (and is copied to a bigger one, at another address, so another
 // stripe) at a chosen point of it.
 //
 //go:noinline
-func rslDeep(n int, f func()) int {
+func atDepth(n int, f func()) int {
 	var pad [48]byte
 	pad[n%len(pad)] = byte(n)
 	if n <= 0 {
@@ -53,23 +53,23 @@ func rslDeep(n int, f func()) int {
 		}
 		return int(pad[0])
 	}
-	return rslDeep(n-1, f) + int(pad[(n+1)%len(pad)])
+	return atDepth(n-1, f) + int(pad[(n+1)%len(pad)])
 }
 
-// rslHolder is a goroutine inside a section of a guard, until released.
-type rslHolder struct {
+// slotHolder is a goroutine inside a section of a guard, until released.
+type slotHolder struct {
 	c       section       // what its enter returned
 	release chan struct{} // closed to let it exit
 	done    chan struct{} // closed once it has exited
 }
 
-// rslHold starts n goroutines that enter g at once and stay inside until
+// holdSlots starts n goroutines that enter g at once and stay inside until
 // released, and returns once every one has entered.
-func rslHold(g *guard, n int) []*rslHolder {
-	hs := make([]*rslHolder, n)
+func holdSlots(g *guard, n int) []*slotHolder {
+	hs := make([]*slotHolder, n)
 	var entered sync.WaitGroup
 	for k := range hs {
-		h := &rslHolder{release: make(chan struct{}), done: make(chan struct{})}
+		h := &slotHolder{release: make(chan struct{}), done: make(chan struct{})}
 		hs[k] = h
 		entered.Add(1)
 		go func() {
@@ -96,11 +96,11 @@ func rslHold(g *guard, n int) []*rslHolder {
 // for; 20 of 20 runs), M7 and M7b (the sets do not count the sections
 // inside them), M8 (the wait never returns), M1 (a slot stays odd once its
 // holder exited) and, under -race, M11 (a data race).
-func TestReviewSlotHoldersFillingEveryStripeAreEachWaitedFor(t *testing.T) {
+func TestGuardSlotHoldersFillingEveryStripeAreEachWaitedFor(t *testing.T) {
 	for _, lastOnSlot := range []bool{true, false} {
 		t.Run(fmt.Sprintf("last on a slot %v", lastOnSlot), func(t *testing.T) {
 			g := newGuard()
-			hs := rslHold(g, 3*guardStripes)
+			hs := holdSlots(g, 3*guardStripes)
 			released := false
 			t.Cleanup(func() { // a failed test leaves no goroutine inside
 				if !released {
@@ -109,8 +109,8 @@ func TestReviewSlotHoldersFillingEveryStripeAreEachWaitedFor(t *testing.T) {
 					}
 				}
 			})
-			bySlot := map[section]*rslHolder{}
-			var onSlots, inSets []*rslHolder
+			bySlot := map[section]*slotHolder{}
+			var onSlots, inSets []*slotHolder
 			for _, h := range hs {
 				if h.c >= inSet {
 					inSets = append(inSets, h)
@@ -137,7 +137,7 @@ func TestReviewSlotHoldersFillingEveryStripeAreEachWaitedFor(t *testing.T) {
 				t.Fatalf("%d sections on slots, %d counted into sets, the sets count %d inside: want %d in the sets, at least %d",
 					len(onSlots), len(inSets), in, len(inSets), 2*guardStripes)
 			}
-			var last *rslHolder
+			var last *slotHolder
 			if lastOnSlot {
 				sort.Slice(onSlots, func(i, j int) bool { return onSlots[i].c < onSlots[j].c })
 				last = onSlots[len(onSlots)-1] // the highest slot held: the last a scan reaches
@@ -190,7 +190,7 @@ func TestReviewSlotHoldersFillingEveryStripeAreEachWaitedFor(t *testing.T) {
 // move, finds the new stripe's slot free and takes it, so that the
 // goroutine holds two slots at once. Catches M5 (the slot taken stays odd,
 // so every later wait hangs, and the other is given back twice) and M1.
-func TestReviewSlotExitGivesBackTheSlotItTookAfterTheStackMoved(t *testing.T) {
+func TestGuardExitGivesBackTheSlotItTookAfterTheStackMoved(t *testing.T) {
 	g := newGuard()
 	type result struct {
 		outer, inner section
@@ -203,7 +203,7 @@ func TestReviewSlotExitGivesBackTheSlotItTookAfterTheStackMoved(t *testing.T) {
 		// section within finds a slot free: its stack is then on another
 		// stripe than when the outer section took its slot.
 		for levels := 64; levels <= 1<<16; levels *= 2 {
-			rslDeep(levels, nil)
+			atDepth(levels, nil)
 			c := g.enter()
 			if c < inSet {
 				r.inner = c
@@ -249,7 +249,7 @@ func TestReviewSlotExitGivesBackTheSlotItTookAfterTheStackMoved(t *testing.T) {
 // taking it between two of its polls (the slot goes from odd to the next
 // odd value, its even value unseen), and never stops. Catches M6 (the
 // wait never returns).
-func TestReviewSlotWaitReturnsOnceTheHolderLeftThoughTheSlotIsHeldAgain(t *testing.T) {
+func TestGuardWaitReturnsOnceTheHolderLeftThoughTheSlotIsHeldAgain(t *testing.T) {
 	g := newGuard()
 	const i = guardStripes / 2
 	atomic.StoreInt64(&g.own[i].n, 1) // held
@@ -281,16 +281,16 @@ func TestReviewSlotWaitReturnsOnceTheHolderLeftThoughTheSlotIsHeldAgain(t *testi
 // channel. Catches M5 through the Broker (a slot stays held after every
 // publication returned: 8 of them in one run, so the sweep does move
 // stacks inside sections; and the cancel hangs), and M1.
-func TestReviewSlotPublicationsWhoseStackMovesInsideTheSectionGiveTheSlotBack(t *testing.T) {
+func TestPublicationsWhoseStackMovesInsideTheGuardGiveTheSlotBack(t *testing.T) {
 	depths := 240 // beyond 16 KiB of frames: the sweep crosses three growths of the stack
 	var b Broker
-	ch, cancel := b.Subscribe(Buffer[rslInt](depths))
+	ch, cancel := b.Subscribe(Buffer[slotInt](depths))
 	g := b.table.Load().guard
 	for d := range depths {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			rslDeep(d, func() { b.Publish(rslInt(d)) })
+			atDepth(d, func() { b.Publish(slotInt(d)) })
 		}()
 		<-done
 	}
@@ -316,16 +316,16 @@ func TestReviewSlotPublicationsWhoseStackMovesInsideTheSectionGiveTheSlotBack(t 
 // Shutdown hangs on a slot left odd, or on a set that never drains: M12 in
 // 10 of 10 runs) and, under -race, M11. (M2 survives it: a publisher is
 // rarely inside a section the moment a wait that skips the slots returns;
-// TestReviewSlotChannelLoadedOnASlotStaysOpenUntilTheSectionEnds catches
+// TestGuardChannelLoadedOnASlotStaysOpenUntilTheSectionEnds catches
 // it.)
-func TestReviewSlotPublishersSharingStripesAccountForEveryValue(t *testing.T) {
+func TestPublishersSharingGuardStripesAccountForEveryValue(t *testing.T) {
 	d := 150 * time.Millisecond
 	if testing.Short() {
 		d = 60 * time.Millisecond
 	}
 	for round := 0; round < 2; round++ {
 		var b Broker
-		ch, _ := b.Subscribe(Buffer[rslInt](8))
+		ch, _ := b.Subscribe(Buffer[slotInt](8))
 		s := rgSubOf(&b, ch)
 		var received atomic.Int64
 		consumed := make(chan struct{})
@@ -349,7 +349,7 @@ func TestReviewSlotPublishersSharingStripesAccountForEveryValue(t *testing.T) {
 				}()
 				n := int64(0)
 				for i := p; !stop.Load(); i++ {
-					rslDeep(i%97, func() { b.Publish(rslInt(i)) })
+					atDepth(i%97, func() { b.Publish(slotInt(i)) })
 					n++
 					if i%64 == 0 {
 						// Publishers that never yield keep a canceller,
@@ -364,7 +364,7 @@ func TestReviewSlotPublishersSharingStripesAccountForEveryValue(t *testing.T) {
 		}
 		cancels := 0
 		for start := time.Now(); cancels < 20 || time.Since(start) < d; cancels++ {
-			c, cancel := b.Subscribe(Buffer[rslInt](cancels % 3))
+			c, cancel := b.Subscribe(Buffer[slotInt](cancels % 3))
 			for range cancels % 4 {
 				runtime.Gosched()
 			}
@@ -401,7 +401,7 @@ func TestReviewSlotPublishersSharingStripesAccountForEveryValue(t *testing.T) {
 // the held slot), M12 (two goroutines of a stripe that load it even at once
 // both add: 20 of 20 runs on 2 Ps, none on 1, which has no two at once),
 // M1, M7, M7b and, under -race, M11.
-func TestReviewSlotNoTwoSectionsHoldOneSlotAtOnce(t *testing.T) {
+func TestGuardNoTwoSectionsHoldOneSlotAtOnce(t *testing.T) {
 	d := 200 * time.Millisecond
 	if testing.Short() {
 		d = 80 * time.Millisecond
@@ -468,12 +468,12 @@ func TestReviewSlotNoTwoSectionsHoldOneSlotAtOnce(t *testing.T) {
 // value sent must then be received, and the channel closed. Catches M2
 // (the cancel returns at once and the publisher's send panics: send on
 // closed channel) and M1 (neither returns).
-func TestReviewSlotChannelLoadedOnASlotStaysOpenUntilTheSectionEnds(t *testing.T) {
+func TestGuardChannelLoadedOnASlotStaysOpenUntilTheSectionEnds(t *testing.T) {
 	for _, viaShutdown := range []bool{false, true} {
 		t.Run(fmt.Sprintf("Shutdown %v", viaShutdown), func(t *testing.T) {
 			var b Broker
-			ch, cancel := b.Subscribe(Buffer[rslInt](1))
-			e, r := staleRoute[rslInt](t, &b)
+			ch, cancel := b.Subscribe(Buffer[slotInt](1))
+			e, r := staleRoute[slotInt](t, &b)
 			g := b.table.Load().guard
 			enter, send := make(chan struct{}), make(chan struct{})
 			type result struct {
@@ -509,7 +509,7 @@ func TestReviewSlotChannelLoadedOnASlotStaysOpenUntilTheSectionEnds(t *testing.T
 					cancel()
 				}
 			}()
-			waitUntil(t, "the route replaced", func() bool { return routeNow[rslInt](e) != r })
+			waitUntil(t, "the route replaced", func() bool { return routeNow[slotInt](e) != r })
 			select {
 			case <-done:
 				t.Error("it returned while a publisher that loaded the channel was inside the guard")
