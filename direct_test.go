@@ -674,7 +674,7 @@ type soloInt int
 // plain subscription would miss publications) or never sets it.
 func TestARouteOfOneFromSourceCallsItsClosure(t *testing.T) {
 	var b Broker
-	load := func() *route[soloInt] { return r2Route[soloInt](&b) }
+	load := func() *route[soloInt] { return routeOf[soloInt](&b) }
 	var called int
 	from, c1 := b.Subscribe(Buffer[int](8), From(func(v soloInt) (int, bool) {
 		called++
@@ -715,4 +715,18 @@ func TestARouteOfOneFromSourceCallsItsClosure(t *testing.T) {
 	if got, _ := drainNow(own); len(got) != 1 || got[0] != 4 || len(lost) != 1 || lost[0].Value != 5 {
 		t.Errorf("the OnLoss subscription received %v and lost %+v, want [4] and 5", got, lost)
 	}
+}
+
+// routeOf returns the route of T's entry in b, as a publisher loads it
+// before it enters the guard; nil if there is none.
+func routeOf[T any](b *Broker) *route[T] {
+	t := b.table.Load()
+	if t == nil {
+		return nil
+	}
+	e := t.find(keyOf[T](), nil)
+	if e == nil {
+		return nil
+	}
+	return (*route[T])(unsafe.Pointer(e.route.Load()))
 }

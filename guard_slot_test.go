@@ -21,7 +21,7 @@ package topic
 //	M12 enter takes the slot with a load and a separate addition
 //
 // (A wait that flips the sets once is caught by
-// TestReviewGuardWaitOutlastsAPublisherThatCountedInAfterAWholeWaitPassed,
+// TestGuardWaitOutlastsAPublisherThatCountedInAfterAWholeWaitPassed,
 // not here.)
 
 import (
@@ -297,7 +297,7 @@ func TestPublicationsWhoseStackMovesInsideTheGuardGiveTheSlotBack(t *testing.T) 
 	if ended, held := guardSlots(g); held != 0 || ended == 0 {
 		t.Errorf("%d slots held, %d sections ended on slots, once every publication returned: want none held", held, ended)
 	}
-	rgWithin(t, 10*time.Second, "cancel", cancel)
+	returnsWithin(t, 10*time.Second, "cancel", cancel)
 	got, closed := drainNow(ch)
 	if len(got) != depths || !closed {
 		t.Errorf("received %d values (closed %v), want %d and closed", len(got), closed, depths)
@@ -326,7 +326,7 @@ func TestPublishersSharingGuardStripesAccountForEveryValue(t *testing.T) {
 	for round := 0; round < 2; round++ {
 		var b Broker
 		ch, _ := b.Subscribe(Buffer[slotInt](8))
-		s := rgSubOf(&b, ch)
+		s := subOf(&b, ch)
 		var received atomic.Int64
 		consumed := make(chan struct{})
 		go func() {
@@ -368,12 +368,12 @@ func TestPublishersSharingGuardStripesAccountForEveryValue(t *testing.T) {
 			for range cancels % 4 {
 				runtime.Gosched()
 			}
-			rgWithin(t, 10*time.Second, "cancel", cancel)
+			returnsWithin(t, 10*time.Second, "cancel", cancel)
 			if _, closed := drainNow(c); !closed {
 				t.Fatalf("round %d, cancel %d: the channel is open after its cancel returned", round, cancels)
 			}
 		}
-		rgWithin(t, 10*time.Second, "Shutdown", func() {
+		returnsWithin(t, 10*time.Second, "Shutdown", func() {
 			if err := b.Shutdown(context.Background()); err != nil {
 				t.Error(err)
 			}
@@ -523,7 +523,7 @@ func TestGuardChannelLoadedOnASlotStaysOpenUntilTheSectionEnds(t *testing.T) {
 			if x.panics != nil {
 				t.Errorf("the publisher's send panicked: %v", x.panics)
 			}
-			rgWithin(t, 10*time.Second, "the cancel or Shutdown once the publisher left", func() { <-done })
+			returnsWithin(t, 10*time.Second, "the cancel or Shutdown once the publisher left", func() { <-done })
 			got, closed := drainNow(ch)
 			if fmt.Sprint(got) != "[7]" || !closed {
 				t.Errorf("received %v (closed %v), want [7] and the channel closed", got, closed)

@@ -47,7 +47,7 @@ var errSF = errors.New("sf: boom")
 // sfWantSoloFn fails unless T's route is delivered to through soloFn.
 func sfWantSoloFn[T any](t *testing.T, b *Broker, want bool) {
 	t.Helper()
-	r := r2Route[T](b)
+	r := routeOf[T](b)
 	if got := r != nil && r.soloFn != nil; got != want {
 		t.Fatalf("route of %T: soloFn set %v, want %v (route %+v)", *new(T), got, want, r)
 	}
@@ -265,13 +265,13 @@ func TestSoloFnReentrantSubscribePublishCancel(t *testing.T) {
 		switch {
 		case v == 1:
 			plain, cancelPlain = b.Subscribe(Buffer[sfC](8))
-			if r := r2Route[sfC](&b); r.soloFn != nil || r.solo != nil {
+			if r := routeOf[sfC](&b); r.soloFn != nil || r.solo != nil {
 				panic("a From source beside a plain subscription is solo")
 			}
 			b.Publish(sfC(2)) // both get it
 		case v == 3:
 			cancelPlain()
-			if r := r2Route[sfC](&b); r.soloFn == nil {
+			if r := routeOf[sfC](&b); r.soloFn == nil {
 				panic("the From source alone again is not solo")
 			}
 		case v >= 100 && v < 110:
