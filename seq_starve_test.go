@@ -1,10 +1,12 @@
 package topic
 
-// Adversarial tests, second round, of seq's starvation mode (commit
-// 674e5e3). The scenarios are placed by holding the seqPark's mu (an unlock
-// then swaps and waits to signal) and by sleeping only to make a contender's
-// wait at least seqStarveAfter: a longer sleep only makes that more true.
-// Timeouts detect a hang; none decides a pass.
+// Tests of seq's starvation mode: once a woken contender has waited longer
+// than seqStarveAfter, those that never parked park too, so that the lock
+// goes to the parked ones in the order they parked. The scenarios are placed by holding
+// the seqPark's mu (an unlock then swaps and waits to signal) and by
+// sleeping only to make a contender's wait at least seqStarveAfter: a
+// longer sleep only makes that more true. Timeouts detect a hang; none
+// decides a pass.
 
 import (
 	"bytes"
@@ -19,17 +21,17 @@ import (
 	"time"
 )
 
-// rs2Log records, under the seq itself, who took it and whether the seq was
+// takeLog records, under the seq itself, who took it and whether the seq was
 // starving as it held it.
-type rs2Log struct {
+type takeLog struct {
 	who      []string
 	starving []bool
 }
 
-// rs2Take takes q, records name, and lets go.
+// takeLogged takes q, records name, and lets go.
 //
 //go:noinline
-func rs2Take(q *seq, l *rs2Log, name string) {
+func takeLogged(q *seq, l *takeLog, name string) {
 	q.Lock()
 	l.who = append(l.who, name)
 	l.starving = append(l.starving, q.starving.Load())
@@ -37,19 +39,19 @@ func rs2Take(q *seq, l *rs2Log, name string) {
 	q.Unlock()
 }
 
-// rs2Newcomer is rs2Take under a name that a goroutine dump shows.
+// takeAsNewcomer is takeLogged under a name that a goroutine dump shows.
 //
 //go:noinline
-func rs2Newcomer(q *seq, l *rs2Log, name string) { rs2Take(q, l, name) }
+func takeAsNewcomer(q *seq, l *takeLog, name string) { takeLogged(q, l, name) }
 
-// rs2NewcomerBlockedOnMu reports whether a goroutine in rs2Newcomer is in
+// newcomerBlockedOnMu reports whether a goroutine in takeAsNewcomer is in
 // lockSlow, blocked to take the seqPark's mu (not parked on the cond).
-func rs2NewcomerBlockedOnMu() bool {
+func newcomerBlockedOnMu() bool {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	for g := range bytes.SplitSeq(buf, []byte("\n\n")) {
 		s := string(g)
-		if strings.Contains(s, "rs2Newcomer") && strings.Contains(s, "(*seq).lockSlow") &&
+		if strings.Contains(s, "takeAsNewcomer") && strings.Contains(s, "(*seq).lockSlow") &&
 			strings.Contains(s, "sync.(*Mutex).Lock") && !strings.Contains(s, "(*Cond).Wait") {
 			return true
 		}
@@ -57,19 +59,19 @@ func rs2NewcomerBlockedOnMu() bool {
 	return false
 }
 
-// rs2Starving parks A, then B (each after the other has waited at least
+// makeStarving parks A, then B (each after the other has waited at least
 // seqStarveAfter if longB, else only A), behind the test holding q; then
 // lets go with the signal held back, takes q again as a barger and lets the
 // signal go: A, woken, finds q held after waiting >= seqStarveAfter, sets
 // starving and parks again. On return the test holds q, starving is set,
 // and A and B are parked.
-func rs2Starving(t *testing.T, q *seq, l *rs2Log, wg *sync.WaitGroup, longB bool) *seqPark {
+func makeStarving(t *testing.T, q *seq, l *takeLog, wg *sync.WaitGroup, longB bool) *seqPark {
 	t.Helper()
 	q.Lock()
-	wg.Go(func() { rs2Take(q, l, "A") })
+	wg.Go(func() { takeLogged(q, l, "A") })
 	waitParked(t, q, 1)
 	time.Sleep(2 * seqStarveAfter)
-	wg.Go(func() { rs2Take(q, l, "B") })
+	wg.Go(func() { takeLogged(q, l, "B") })
 	waitParked(t, q, 2)
 	if longB {
 		time.Sleep(2 * seqStarveAfter)
@@ -78,14 +80,14 @@ func rs2Starving(t *testing.T, q *seq, l *rs2Log, wg *sync.WaitGroup, longB bool
 	p.mu.Lock()
 	var ug sync.WaitGroup
 	ug.Go(q.Unlock) // swaps, then waits for mu to signal
-	rsWaitFor(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
+	waitFor(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
 	if q.starving.Load() {
 		t.Fatal("starving before any woken contender found the lock held")
 	}
-	rs2Barge(t, q) // nothing is starving yet
+	barge(t, q) // nothing is starving yet
 	p.mu.Unlock()
 	ug.Wait() // A is signalled (the longest parked), finds the barger
-	rsWaitFor(t, "starving, set by the woken A", q.starving.Load)
+	waitFor(t, "starving, set by the woken A", q.starving.Load)
 	if n := q.parked(); n != 2 { // mu: A has parked again
 		t.Fatalf("%d parked after A lost to the barger, want 2", n)
 	}
@@ -95,7 +97,7 @@ func rs2Starving(t *testing.T, q *seq, l *rs2Log, wg *sync.WaitGroup, longB bool
 	return p
 }
 
-// TestReviewSeqStarvingServesTheParkedInTheOrderTheyParked: the doc says
+// TestSeqStarvingServesTheParkedInTheOrderTheyParked: the doc says
 // that once starving, the lock goes to the parked ones in the order they
 // parked. A parked first and has waited longest; woken, it lost to a barger
 // and parked again. So A must get the lock before B, which parked after it.
@@ -103,12 +105,12 @@ func rs2Starving(t *testing.T, q *seq, l *rs2Log, wg *sync.WaitGroup, longB bool
 // seq's A calls cond.Wait again and so queues behind B: B, whose wait may be
 // short, takes the lock and may clear starving with A still parked, and A
 // may lose to a barger again, and again.
-func TestReviewSeqStarvingServesTheParkedInTheOrderTheyParked(t *testing.T) {
+func TestSeqStarvingServesTheParkedInTheOrderTheyParked(t *testing.T) {
 	for round := range 5 {
 		var q seq
-		var l rs2Log
+		var l takeLog
 		var wg sync.WaitGroup
-		rs2Starving(t, &q, &l, &wg, false)
+		makeStarving(t, &q, &l, &wg, false)
 		q.Unlock()
 		waitDone(t, &wg, "after the barger let go")
 		if !slices.Equal(l.who, []string{"A", "B"}) {
@@ -117,16 +119,16 @@ func TestReviewSeqStarvingServesTheParkedInTheOrderTheyParked(t *testing.T) {
 	}
 }
 
-// TestReviewSeqStarvingStaysWhileALongWaiterIsParked: A and B have both
+// TestSeqStarvingStaysWhileALongWaiterIsParked: A and B have both
 // waited longer than seqStarveAfter. Whichever takes the lock first must
 // leave starving set (the other still waits, long), the last must clear it,
 // and it stays clear once all are done.
-func TestReviewSeqStarvingStaysWhileALongWaiterIsParked(t *testing.T) {
+func TestSeqStarvingStaysWhileALongWaiterIsParked(t *testing.T) {
 	for round := range 5 {
 		var q seq
-		var l rs2Log
+		var l takeLog
 		var wg sync.WaitGroup
-		rs2Starving(t, &q, &l, &wg, true)
+		makeStarving(t, &q, &l, &wg, true)
 		q.Unlock()
 		waitDone(t, &wg, "after the barger let go")
 		if len(l.who) != 2 {
@@ -151,30 +153,30 @@ func TestReviewSeqStarvingStaysWhileALongWaiterIsParked(t *testing.T) {
 	}
 }
 
-// TestReviewSeqANewcomerLeavesAFreeLockToTheParkedWhileStarving: starving,
+// TestSeqANewcomerLeavesAFreeLockToTheParkedWhileStarving: starving,
 // with A and B parked, the lock is let go of with its signal held back. A
 // newcomer finds it free: it must not take it (not by the fast path, not
 // by yielding, not once it has mu) but park, and the parked ones get it
 // before the newcomer; everyone gets through; starving ends cleared.
-func TestReviewSeqANewcomerLeavesAFreeLockToTheParkedWhileStarving(t *testing.T) {
+func TestSeqANewcomerLeavesAFreeLockToTheParkedWhileStarving(t *testing.T) {
 	for round := range 20 {
 		var q seq
-		var l rs2Log
+		var l takeLog
 		var wg sync.WaitGroup
-		p := rs2Starving(t, &q, &l, &wg, true)
+		p := makeStarving(t, &q, &l, &wg, true)
 		p.mu.Lock()
 		var ug sync.WaitGroup
 		ug.Go(q.Unlock) // swaps; the signal waits for mu
-		rsWaitFor(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
+		waitFor(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
 		var took atomic.Bool
 		wg.Go(func() {
-			rs2Newcomer(&q, &l, "N")
+			takeAsNewcomer(&q, &l, "N")
 			took.Store(true)
 		})
 		// Either the newcomer takes the free lock (wrong) or it
 		// reaches mu to park (right).
-		rsWaitFor(t, "the newcomer taking the lock or blocking on mu", func() bool {
-			return took.Load() || rs2NewcomerBlockedOnMu()
+		waitFor(t, "the newcomer taking the lock or blocking on mu", func() bool {
+			return took.Load() || newcomerBlockedOnMu()
 		})
 		if took.Load() {
 			p.mu.Unlock()
@@ -198,23 +200,23 @@ func TestReviewSeqANewcomerLeavesAFreeLockToTheParkedWhileStarving(t *testing.T)
 	}
 }
 
-// TestReviewSeqNewcomersParkOnAFreeLockAndAllGetThrough: many newcomers
+// TestSeqNewcomersParkOnAFreeLockAndAllGetThrough: many newcomers
 // arrive while starving and the lock is free (the signal held back): those
 // that reach mu park on the free lock; once the signal goes, every one of
 // them is woken in turn, and starving ends cleared with the bits clear.
-func TestReviewSeqNewcomersParkOnAFreeLockAndAllGetThrough(t *testing.T) {
+func TestSeqNewcomersParkOnAFreeLockAndAllGetThrough(t *testing.T) {
 	for round := range 10 {
 		var q seq
-		var l rs2Log
+		var l takeLog
 		var wg sync.WaitGroup
-		p := rs2Starving(t, &q, &l, &wg, true)
+		p := makeStarving(t, &q, &l, &wg, true)
 		p.mu.Lock()
 		var ug sync.WaitGroup
 		ug.Go(q.Unlock)
-		rsWaitFor(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
+		waitFor(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
 		n := 3 + round%4
 		for i := range n {
-			wg.Go(func() { rs2Newcomer(&q, &l, fmt.Sprint("N", i)) })
+			wg.Go(func() { takeAsNewcomer(&q, &l, fmt.Sprint("N", i)) })
 		}
 		time.Sleep(time.Millisecond) // let some reach mu: not needed to pass
 		p.mu.Unlock()
@@ -235,19 +237,19 @@ func TestReviewSeqNewcomersParkOnAFreeLockAndAllGetThrough(t *testing.T) {
 	}
 }
 
-// rs2Locker is what the hog harness runs against: seq, or sync.Mutex for
+// hogLocker is what the hog harness runs against: seq, or sync.Mutex for
 // comparison.
-type rs2Locker interface {
+type hogLocker interface {
 	Lock()
 	Unlock()
 }
 
-// rs2Hogs runs hogs goroutines that take the lock in a loop (holding it for
+// runHogs runs hogs goroutines that take the lock in a loop (holding it for
 // a little work, now and then across a yield, so that some park), beside a
 // victim that takes it rounds times; it returns the victim's sorted waits.
 // A victim's Lock that does not return in 10 s fails the test (starved or
 // hung). check runs in each section, alone.
-func rs2Hogs(t *testing.T, mu rs2Locker, hogs, rounds int, check func()) []time.Duration {
+func runHogs(t *testing.T, mu hogLocker, hogs, rounds int, check func()) []time.Duration {
 	t.Helper()
 	var stop atomic.Bool
 	var hg sync.WaitGroup
@@ -292,15 +294,15 @@ func rs2Hogs(t *testing.T, mu rs2Locker, hogs, rounds int, check func()) []time.
 	return waits
 }
 
-func rs2Pct(w []time.Duration) string {
+func percentiles(w []time.Duration) string {
 	return fmt.Sprintf("p50 %v p99 %v max %v", w[len(w)/2], w[len(w)*99/100], w[len(w)-1])
 }
 
-// TestReviewSeqHogsDoNotStarveAVictim: with starvation mode, a victim beside
+// TestSeqHogsDoNotStarveAVictim: with starvation mode, a victim beside
 // hogs (more than cores) must get the lock within the hang detector every
 // time; its waits are logged beside sync.Mutex's in the same harness. After
 // the hogs stop, the sections all ran alone, and starving is clear.
-func TestReviewSeqHogsDoNotStarveAVictim(t *testing.T) {
+func TestSeqHogsDoNotStarveAVictim(t *testing.T) {
 	rounds := 300
 	if testing.Short() {
 		rounds = 60
@@ -318,10 +320,10 @@ func TestReviewSeqHogsDoNotStarveAVictim(t *testing.T) {
 				q.next++
 				inside.Add(-1)
 			}
-			waits := rs2Hogs(t, &q, hogs, rounds, check)
+			waits := runHogs(t, &q, hogs, rounds, check)
 			var m sync.Mutex
-			mwaits := rs2Hogs(t, &m, hogs, rounds, func() {})
-			t.Logf("victim's wait beside %d hogs: seq %s; sync.Mutex %s", hogs, rs2Pct(waits), rs2Pct(mwaits))
+			mwaits := runHogs(t, &m, hogs, rounds, func() {})
+			t.Logf("victim's wait beside %d hogs: seq %s; sync.Mutex %s", hogs, percentiles(waits), percentiles(mwaits))
 			if q.starving.Load() {
 				t.Fatal("starving still set after every goroutine let go")
 			}
@@ -338,11 +340,11 @@ func TestReviewSeqHogsDoNotStarveAVictim(t *testing.T) {
 	}
 }
 
-// TestReviewSeqStarvingEndsWhenContentionEnds: rounds of heavy contention
+// TestSeqStarvingEndsWhenContentionEnds: rounds of heavy contention
 // (sections held across yields, so that woken contenders wait long and set
 // starving), each followed by quiet: once all have let go, starving is
 // clear, no one is parked, and the next Lock takes the fast path.
-func TestReviewSeqStarvingEndsWhenContentionEnds(t *testing.T) {
+func TestSeqStarvingEndsWhenContentionEnds(t *testing.T) {
 	var q seq
 	var plain int
 	var set atomic.Int64 // rounds in which starving was seen set
@@ -372,7 +374,7 @@ func TestReviewSeqStarvingEndsWhenContentionEnds(t *testing.T) {
 				}
 			})
 		}
-		rsWaitProgress(t, &wg, &progress, fmt.Sprintf("round %d", r))
+		waitProgress(t, &wg, &progress, fmt.Sprintf("round %d", r))
 		if seen.Load() {
 			set.Add(1)
 		}
@@ -392,19 +394,9 @@ func TestReviewSeqStarvingEndsWhenContentionEnds(t *testing.T) {
 	t.Logf("starving seen set in %d of %d rounds", set.Load(), rounds)
 }
 
-// TestReviewSeqALongWaiterIsNotPassedOverForever: A has waited longer than
-// seqStarveAfter. In each cycle a contender B parks behind A; the holder
-// lets go and a barger takes the lock before A's signal arrives; A, woken,
-// finds it held and sets starving. From then on the lock must go to A
-// first, the one parked longest: the cycle must end with A holding it. If
-// instead B (parked after A) is served first, B, whose own wait is short,
-// clears starving, and the next barger beats A again: A is passed over
-// without bound. The test fails after 200 such cycles. (It passes at once
-// when A is served first; if B's wait happens to pass seqStarveAfter, B
-// leaves starving set and A gets the lock next, which also ends it.)
-// rs2Barge takes q as a contender that never parks: the test may hold the
+// barge takes q as a contender that never parks: the test may hold the
 // seqPark's mu, which parking would wait for. It fails after 10 s.
-func rs2Barge(t *testing.T, q *seq) {
+func barge(t *testing.T, q *seq) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -419,9 +411,9 @@ func rs2Barge(t *testing.T, q *seq) {
 	}
 }
 
-// rs2Spin is rsWaitFor without sleeping, where a contender's wait is
+// yieldUntil is waitFor without sleeping, where a contender's wait is
 // meant to stay short: it yields until cond holds, failing after 10 s.
-func rs2Spin(t *testing.T, what string, cond func() bool) {
+func yieldUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
@@ -432,7 +424,17 @@ func rs2Spin(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestReviewSeqALongWaiterIsNotPassedOverForever(t *testing.T) {
+// TestSeqALongWaiterIsNotPassedOverForever: A has waited longer than
+// seqStarveAfter. In each cycle a contender B parks behind A; the holder
+// lets go and a barger takes the lock before A's signal arrives; A, woken,
+// finds it held and sets starving. From then on the lock must go to A
+// first, the one parked longest: the cycle must end with A holding it. If
+// instead B (parked after A) is served first, B, whose own wait is short,
+// clears starving, and the next barger beats A again: A is passed over
+// without bound. The test fails after 200 such cycles. (It passes at once
+// when A is served first; if B's wait happens to pass seqStarveAfter, B
+// leaves starving set and A gets the lock next, which also ends it.)
+func TestSeqALongWaiterIsNotPassedOverForever(t *testing.T) {
 	const cycles = 200
 	var q seq
 	var wg sync.WaitGroup
@@ -459,11 +461,11 @@ func TestReviewSeqALongWaiterIsNotPassedOverForever(t *testing.T) {
 		open := sync.OnceFunc(func() { close(gate) })
 		gates = append(gates, open)
 		wg.Go(func() { q.Lock(); q.next++; close(got); <-gate; q.Unlock() })
-		rs2Spin(t, "B parked behind A", func() bool { return q.parked() == 2 })
+		yieldUntil(t, "B parked behind A", func() bool { return q.parked() == 2 })
 		p.mu.Lock()
 		var ug sync.WaitGroup
 		ug.Go(release) // swaps; its signal waits for mu
-		rs2Spin(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
+		yieldUntil(t, "the swap", func() bool { return q.w.Load()&seqLocked == 0 })
 		if q.starving.Load() {
 			// The last B left starving set: A is served next.
 			why = "B left starving set (its wait passed seqStarveAfter)"
@@ -471,15 +473,15 @@ func TestReviewSeqALongWaiterIsNotPassedOverForever(t *testing.T) {
 			ug.Wait()
 			break
 		}
-		rs2Barge(t, &q) // before A's signal; starving is clear
+		barge(t, &q) // before A's signal; starving is clear
 		p.mu.Unlock()
 		ug.Wait()
-		rs2Spin(t, "A, woken, finding the barger", q.starving.Load)
+		yieldUntil(t, "A, woken, finding the barger", q.starving.Load)
 		if n := q.parked(); n != 2 {
 			t.Fatalf("cycle %d: %d parked, want A and B", passed, n)
 		}
 		q.Unlock() // starving: to A, parked first
-		rs2Spin(t, "A or B taking the lock", func() bool {
+		yieldUntil(t, "A or B taking the lock", func() bool {
 			select {
 			case <-got:
 				return true
@@ -499,4 +501,64 @@ func TestReviewSeqALongWaiterIsNotPassedOverForever(t *testing.T) {
 		t.Fatalf("A, parked first and starving, was passed over %d times in %v by contenders that parked after it", passed, time.Since(start))
 	}
 	t.Logf("A got the lock after being passed over %d times: %s", passed, why)
+}
+
+// starveVal is the retained type of
+// TestSeqAPublisherInALoopDoesNotStarveAnother.
+type starveVal struct{ P, I int }
+
+// TestSeqAPublisherInALoopDoesNotStarveAnother: one goroutine
+// publishes a retained type in a loop, each publication holding the
+// sequencing point while it sends to many subscriptions of Record[T];
+// another publishes now and then, each time once the first is publishing
+// again. It counts the looping publications made while one of the other's
+// waited: with sync.Mutex (whose starvation mode hands the lock to a waiter
+// after 1 ms) a few; a contender that is only woken to race a publisher
+// that takes the lock again the moment it lets go waits for hundreds. The
+// bound is on that count, not on time; the 60 s timeout only detects a hang.
+func TestSeqAPublisherInALoopDoesNotStarveAnother(t *testing.T) {
+	var b Broker
+	b.Retain[starveVal](Retention{Count: 64, NoTime: true})
+	subs := 20000
+	for range subs {
+		_, c := b.Subscribe[Record[starveVal]](Buffer[Record[starveVal]](1))
+		defer c()
+	}
+	var stop atomic.Bool
+	var published atomic.Int64
+	var hg sync.WaitGroup
+	hg.Go(func() {
+		for i := 0; !stop.Load(); i++ {
+			b.Publish(starveVal{0, i})
+			published.Add(1)
+		}
+	})
+	defer func() { stop.Store(true); hg.Wait() }()
+	const rounds, fair = 50, 64
+	deadline := time.Now().Add(60 * time.Second)
+	var worst time.Duration
+	for k := range rounds {
+		// Wait for the looping publisher to publish twice more: it is
+		// taking the lock again as it lets go of it.
+		for p := published.Load(); published.Load() < p+2; {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the looping publisher stalled", k)
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+		start, before := time.Now(), published.Load()
+		done := make(chan struct{})
+		go func() { b.Publish(starveVal{1, k}); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Until(deadline)):
+			t.Fatalf("round %d: the other publisher never got through (worst wait %v) beside one publishing in a loop (%d publications): starved", k, worst, published.Load())
+		}
+		wait := time.Since(start)
+		worst = max(worst, wait)
+		if n := published.Load() - before; n > fair {
+			t.Fatalf("round %d: one publication waited %v, while the looping publisher published %d times (more than %d): starved", k, wait, n, fair)
+		}
+	}
+	t.Logf("%d publications beside the loop, worst wait %v; the loop published %d", rounds, worst, published.Load())
 }
