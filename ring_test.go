@@ -1,11 +1,20 @@
 package topic
 
+// Tests of the chunked ring (ring.go) and of a log's writer on it
+// (appendLocked, trimLocked): chunks, pins and the spare chunk. Every value
+// is its offset, so a copy from the wrong slot, or a slot written while
+// copied, shows as a value that is not its offset (or as a race under
+// -race).
+
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestRingReadersNeverSeeAWrongValue has one writer append offsets through
@@ -121,5 +130,360 @@ func TestRingChunks(t *testing.T) {
 		if got, want := len(r.chunks), (tc.cap+2*tc.chunk-1)/tc.chunk; got != want {
 			t.Errorf("cap %d: %d chunks, want %d", tc.cap, got, want)
 		}
+	}
+}
+
+var ringCounts = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+	63, 64, 65, 100, 127, 128, 129, 511, 512, 513, 1000}
+
+// ageBase is the synthetic time of offset 0 in the internal Age tests: far
+// past the real clock the readers read (l.stamp), so that no reader finds a
+// value expired by its own clock; only trimLocked, given the synthetic time
+// of each append, trims.
+const ageBase = int64(1) << 40
+
+// modelLog is an internal log of uint64 with a model of what it must keep.
+type modelLog struct {
+	t     testing.TB
+	l     *logOf[uint64]
+	count uint64
+	age   int64
+	times []int64 // the synthetic time of each offset
+	aged  uint64  // the model of l.aged
+}
+
+func newModelLog(t testing.TB, count int, age int64) *modelLog {
+	ret := Retention{Count: count, NoTime: age == 0}
+	ret.Age = time.Duration(age)
+	return &modelLog{t: t, l: newLog[uint64](ret, nil), count: uint64(count), age: age}
+}
+
+// head is the model's oldest offset kept at tail.
+func (m *modelLog) head(tail uint64) uint64 {
+	h := uint64(0)
+	if tail > m.count {
+		h = tail - m.count
+	}
+	return max(h, min(m.aged, tail))
+}
+
+// append appends the next offset at time nanos (in the model too), with mu
+// held, as publish does.
+func (m *modelLog) append(nanos int64) uint64 {
+	o := uint64(len(m.times))
+	if len(m.times) > 0 {
+		nanos = max(nanos, m.times[len(m.times)-1])
+	}
+	if m.age > 0 {
+		// trimLocked's rule, by offsets rather than slots.
+		oldest := nanos - m.age
+		a := max(m.aged, m.head(o))
+		for a < o && m.times[a] < oldest {
+			a++
+		}
+		m.aged = max(m.aged, a)
+	}
+	m.times = append(m.times, nanos)
+	m.l.mu.Lock()
+	got, _ := m.l.appendLocked(o, nanos)
+	m.l.mu.Unlock()
+	if got != o {
+		m.t.Fatalf("appended at %d, want %d", got, o)
+	}
+	return o
+}
+
+// check checks the whole ring against the model, with mu held: the writer's
+// slot, aged, every offset kept reads back right under a pin with its run,
+// what the ring still holds past retention reads right or gone, what it
+// cannot hold reads gone, and no chunk counts a reader.
+func (m *modelLog) check(what string) {
+	t, l := m.t, m.l
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tail := l.mu.tail()
+	r := l.ring.Load()
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("%s: count %d, tail %d, ring cap %d n %d chunk %d: %s", what, m.count, tail, r.cap, r.n, r.last+1, fmt.Sprintf(format, args...))
+	}
+	if tail != uint64(len(m.times)) {
+		fail("tail, want %d", len(m.times))
+	}
+	if l.slot != r.index(tail) {
+		fail("writer's slot %d, want %d", l.slot, r.index(tail))
+	}
+	if a := l.aged.Load(); a != m.aged {
+		fail("aged %d, want %d", a, m.aged)
+	}
+	if h := l.head(tail); h != m.head(tail) {
+		fail("head %d, want %d", h, m.head(tail))
+	}
+	if want := min(m.count, max(uint64(min(8, int(m.count))), tail)); uint64(r.cap) < want && tail > 0 {
+		fail("ring keeps %d, fewer than the %d it must", r.cap, want)
+	}
+	read := func(o uint64, mustOK bool) {
+		t.Helper()
+		s, run, st := r.pin(o)
+		if st != readOK {
+			if mustOK {
+				fail("offset %d kept, reads status %d", o, st)
+			}
+			return
+		}
+		if s != r.index(o) {
+			fail("offset %d pinned at slot %d, want %d", o, s, r.index(o))
+		}
+		if want := min(r.n, s|r.last+1) - s; run != want {
+			fail("offset %d: run %d, want %d", o, run, want)
+		}
+		for j := uint64(0); j < run && o+j < tail; j++ {
+			if c := r.cells[s+j]; c.v != o+j || (m.age > 0 && c.nanos != m.times[o+j]) {
+				fail("offset %d (run of %d from %d) holds %d, time %d", o+j, run, o, c.v, c.nanos)
+			}
+		}
+		r.unpin(s)
+	}
+	head := m.head(tail)
+	for o := head; o < tail; o++ {
+		read(o, true)
+	}
+	lo := tail - min(tail, r.n)
+	for o := lo; o < head; o++ {
+		read(o, false)
+	}
+	for o := lo - min(lo, r.last+1); o < lo; o++ {
+		if _, _, st := r.pin(o); st != readGone {
+			fail("offset %d, a lap behind, reads status %d, want gone", o, st)
+		}
+	}
+	for i := range r.chunks {
+		if w := r.chunks[i].word.Load(); w&slotReaders != 0 {
+			fail("chunk %d counts %d readers", i, w&slotReaders)
+		}
+	}
+	// A replay's copy: eachLocked from head reads the kept values whole.
+	want := head
+	l.eachLocked(head, tail, func(o uint64, nanos int64, v uint64) {
+		if o != want || v != o {
+			fail("eachLocked: offset %d value %d, want %d", o, v, want)
+		}
+		want++
+	})
+	if want != tail {
+		fail("eachLocked ended at %d", want)
+	}
+}
+
+// After every append, at every ring size and wrap, the whole ring
+// matches the model (count-only and with an age bound whose trims use the
+// writer's slot arithmetic).
+func TestRingMatchesItsModelAfterEveryAppend(t *testing.T) {
+	t.Parallel()
+	for _, count := range ringCounts {
+		for _, age := range []int64{0, 5, 37} {
+			t.Run(fmt.Sprintf("count=%d/age=%d", count, age), func(t *testing.T) {
+				m := newModelLog(t, count, age)
+				rng := rand.New(rand.NewPCG(uint64(count), uint64(age)))
+				total := 3*count + 150
+				nanos := ageBase
+				for i := range total {
+					// Times with runs of equal times and jumps of over the age.
+					switch k := rng.IntN(10); {
+					case k < 5:
+					case k < 9:
+						nanos += int64(rng.IntN(4))
+					default:
+						nanos += age + int64(rng.IntN(3))
+					}
+					m.append(nanos)
+					if count <= 129 || i < 40 || i%7 == 0 || i%count < 3 || i%count > count-3 {
+						m.check(fmt.Sprint("after append ", i))
+					}
+				}
+				m.check("at the end")
+			})
+		}
+	}
+}
+
+// A reader pinned on the oldest value kept holds up the writer when
+// it comes round to that chunk again, and no sooner than the spare chunk
+// allows: while pinned, the pinned run keeps its values (a write into it is
+// a race under -race), and the tail stops where the writer must enter the
+// pinned chunk; once unpinned, the writer carries on.
+func TestRingPinnedReaderHoldsTheWriter(t *testing.T) {
+	for _, count := range []int{1, 2, 3, 16, 100, 513} {
+		t.Run(fmt.Sprint("count=", count), func(t *testing.T) {
+			m := newModelLog(t, count, 0)
+			for range 3*count + 5 {
+				m.append(0)
+			}
+			l := m.l
+			tail := l.mu.tail()
+			r := l.ring.Load()
+			h := l.head(tail)
+			s, run, st := r.pin(h)
+			if st != readOK {
+				t.Fatalf("head %d reads %d", h, st)
+			}
+			first := h - s&r.last // the pinned chunk's first offset
+			var wg sync.WaitGroup
+			var wrote atomic.Uint64
+			wg.Go(func() {
+				for o := tail; o < tail+3*r.n; o++ {
+					l.mu.Lock()
+					l.appendLocked(o, 0)
+					l.mu.Unlock()
+					wrote.Store(o + 1)
+				}
+			})
+			for i := 0; i < 3000 && wrote.Load() < first+r.n; i++ {
+				runtime.Gosched()
+			}
+			for range 200 {
+				for j := range run {
+					if o := h + j; o < tail {
+						if v := r.cells[s+j].v; v != o {
+							t.Fatalf("pinned offset %d holds %d", o, v)
+						}
+					}
+				}
+				if got := l.mu.tail(); got > first+r.n {
+					t.Fatalf("tail %d past %d with the chunk of %d (from %d) pinned", got, first+r.n, h, first)
+				}
+				runtime.Gosched()
+			}
+			r.unpin(s)
+			wg.Wait()
+			m.times = m.times[:0]
+			for range l.mu.tail() {
+				m.times = append(m.times, 0)
+			}
+			m.check("after unpinning")
+		})
+	}
+}
+
+// A reader pinned on a ring the log has since outgrown does not
+// hold up the writer, and its values stay put while the writer laps the new
+// ring twice.
+func TestRingPinnedOldRingDoesNotHoldTheWriter(t *testing.T) {
+	for _, count := range []int{9, 16, 17, 65, 1000} {
+		t.Run(fmt.Sprint("count=", count), func(t *testing.T) {
+			m := newModelLog(t, count, 0)
+			for range 8 {
+				m.append(0)
+			}
+			r := m.l.ring.Load()
+			s, run, st := r.pin(0)
+			if st != readOK || r.cap != 8 {
+				t.Fatalf("pin(0) in a ring of %d: %d", r.cap, st)
+			}
+			for range 2*count + 200 {
+				m.append(0)
+			}
+			for j := range run {
+				if v := r.cells[s+j].v; v != j {
+					t.Fatalf("old ring: offset %d holds %d", j, v)
+				}
+			}
+			r.unpin(s)
+			if m.l.ring.Load() == r {
+				t.Fatalf("the ring did not grow")
+			}
+			m.check("after laps of the new ring")
+		})
+	}
+}
+
+// A chunk's readers count saturates at its bits without spilling
+// into its offset: the next reader waits, then gets in once one leaves.
+func TestRingReadersCountSaturatesWithoutSpilling(t *testing.T) {
+	m := newModelLog(t, 100, 0)
+	for range 100 {
+		m.append(0)
+	}
+	r := m.l.ring.Load()
+	const o = 42
+	w := &r.chunks[r.index(o)>>r.shift].word
+	before := w.Load()
+	for range slotReaders {
+		if _, _, st := r.pin(o); st != readOK {
+			t.Fatalf("pin: %d", st)
+		}
+	}
+	if got := w.Load(); got>>slotShift != before>>slotShift || got&slotReaders != slotReaders {
+		t.Fatalf("word %#x after %d pins, from %#x", got, slotReaders, before)
+	}
+	got := make(chan uint64)
+	go func() {
+		v, _, st := r.read(o)
+		if st != readOK {
+			v = math.MaxUint64
+		}
+		got <- v
+	}()
+	r.unpin(r.index(o))
+	if v := <-got; v != o {
+		t.Fatalf("the reader past saturation read %d", v)
+	}
+	for range slotReaders - 1 {
+		r.unpin(r.index(o))
+	}
+	if got := w.Load(); got != before {
+		t.Fatalf("word %#x after unpins, want %#x", got, before)
+	}
+	m.check("after saturation")
+}
+
+// The spare chunk. Readers pinned on every value kept (as readers
+// that loaded the current tail may be) never hold up the next append: the
+// chunk it enters holds only values retention has dropped. A writer that
+// had to wait would wait forever here, as the pins are the caller's; the
+// timer only turns that deadlock into a failure.
+func TestRingPinnedKeptValuesNeverBlockTheNextAppend(t *testing.T) {
+	t.Parallel()
+	done := make(chan struct{})
+	var failed atomic.Value
+	var at atomic.Value
+	logs := make([]*modelLog, len(ringCounts))
+	go func() {
+		defer close(done)
+		for i, count := range ringCounts {
+			m := newModelLog(t, count, 0)
+			logs[i] = m
+			l := m.l
+			for range 3*count + 70 {
+				tail := l.mu.tail()
+				at.Store(fmt.Sprintf("count %d, tail %d", count, tail))
+				r := l.ring.Load()
+				var pinned []uint64
+				for o := l.head(tail); o < tail; o++ {
+					s, _, st := r.pin(o)
+					if st != readOK {
+						failed.Store(fmt.Sprintf("count %d, tail %d: kept offset %d reads %d", count, tail, o, st))
+						return
+					}
+					pinned = append(pinned, s)
+				}
+				m.append(0)
+				for _, s := range pinned {
+					r.unpin(s)
+				}
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("an append waited for readers of values kept (%v)", at.Load())
+	}
+	if f := failed.Load(); f != nil {
+		t.Fatal(f)
+	}
+	for _, m := range logs {
+		m.check("at the end")
 	}
 }

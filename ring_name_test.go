@@ -1,14 +1,14 @@
 package topic
 
-// Adversarial tests of a chunk's name (commits e54bd40 and 0fcb981): the
-// name of the offset a chunk's first slot holds is its low 47 bits plus one,
-// and pinSlow orders names by their difference sign-extended from 47 bits.
-// Every value is its offset (and its time too, where there is one), so a
-// copy from the wrong chunk, or of a slot being written, shows as a value
-// that is not its offset (or as a race under -race). The offsets are around
-// where names wrap (multiples of 2^47), where the old name (first+1 in 48
-// bits) overflowed (2^48), at the end of a log's 62-bit tail, and, for the
-// ring alone, at 2^63 and the end of uint64.
+// Tests of a chunk's name: the name of the offset a chunk's first slot
+// holds is its low 47 bits plus one, and pinSlow orders names by their
+// difference sign-extended from 47 bits. Every value is its offset (and its
+// time too, where there is one), so a copy from the wrong chunk, or of a
+// slot being written, shows as a value that is not its offset (or as a race
+// under -race). The offsets are around where names wrap (multiples of
+// 2^47), where a name of first+1 in 48 bits would overflow (2^48), at the
+// end of a log's 62-bit tail, and, for the ring alone, at 2^63 and the end
+// of uint64.
 
 import (
 	"fmt"
@@ -29,48 +29,48 @@ func (r *ring[T]) write(o, s uint64, nanos int64, v T) {
 	r.put(s, nanos, v)
 }
 
-// rnBounds are offsets around which a ring is written: names wrap at every
+// nameBounds are offsets around which a ring is written: names wrap at every
 // multiple of 2^47; 2^46 is where a difference of names changes sign.
-var rnBounds = []uint64{
+var nameBounds = []uint64{
 	1 << 46, 1 << 47, 1 << 48, 3 << 47, 1<<62 - 1<<47, 1 << 62, 1 << 63, 1<<64 - 1<<47,
 }
 
-// rnCounts are ring capacities: chunks of 1 (below 16), 2, 4, 8, 32 and 64
+// nameCounts are ring capacities: chunks of 1 (below 16), 2, 4, 8, 32 and 64
 // values, a short last chunk (100, 1000), and 960, whose 1024 slots divide
 // 2^64.
-var rnCounts = []int{1, 7, 8, 15, 16, 17, 33, 64, 100, 511, 960, 1000}
+var nameCounts = []int{1, 7, 8, 15, 16, 17, 33, 64, 100, 511, 960, 1000}
 
-// rnStart returns the offset at or below near whose slot is the first of
+// chunkStart returns the offset at or below near whose slot is the first of
 // its chunk, where a writer starts (see ring's invariant).
-func rnStart(r *ring[uint64], near uint64) uint64 { return near - r.index(near)&r.last }
+func chunkStart(r *ring[uint64], near uint64) uint64 { return near - r.index(near)&r.last }
 
-// rnWriter writes a ring as a log's writer does, each value its offset, and
+// trackingWriter writes a ring as a log's writer does, each value its offset, and
 // keeps track of the slot (appendLocked's l.slot) rather than dividing.
-type rnWriter struct {
+type trackingWriter struct {
 	r    *ring[uint64]
 	o, s uint64 // the offset written next and its slot
 }
 
-func newRnWriter(r *ring[uint64], start uint64) *rnWriter {
-	return &rnWriter{r: r, o: start, s: r.index(start)}
+func newTrackingWriter(r *ring[uint64], start uint64) *trackingWriter {
+	return &trackingWriter{r: r, o: start, s: r.index(start)}
 }
 
 // write writes the next offset and returns it and its slot.
-func (w *rnWriter) write() (o, s uint64) {
+func (w *trackingWriter) write() (o, s uint64) {
 	o, s = w.o, w.s
 	w.r.write(o, s, int64(o), o)
 	w.o, w.s = o+1, w.r.next(s)
 	return o, s
 }
 
-// rnNextFirst returns the first offset of the chunk after that of offset o,
+// nextChunkFirst returns the first offset of the chunk after that of offset o,
 // in slot s.
-func rnNextFirst(r *ring[uint64], o, s uint64) uint64 { return o + min(r.n, s|r.last+1) - s }
+func nextChunkFirst(r *ring[uint64], o, s uint64) uint64 { return o + min(r.n, s|r.last+1) - s }
 
-// rnCheckKept reads offsets lo to hi back from r: each must pin, and be its
+// checkKept reads offsets lo to hi back from r: each must pin, and be its
 // offset. With every false, it reads the ends and each chunk's first and
 // last offsets only.
-func rnCheckKept(t *testing.T, what string, r *ring[uint64], lo, hi uint64, every bool) bool {
+func checkKept(t *testing.T, what string, r *ring[uint64], lo, hi uint64, every bool) bool {
 	t.Helper()
 	for k := lo; ; k++ {
 		if s := r.index(k); every || k-lo < 2 || hi-k < 2 || s&r.last == 0 || s&r.last == r.last || s == r.n-1 {
@@ -85,7 +85,7 @@ func rnCheckKept(t *testing.T, what string, r *ring[uint64], lo, hi uint64, ever
 	}
 }
 
-// Attack: pin against a chunk word naming each offset at a difference D from
+// Pin against a chunk word naming each offset at a difference D from
 // the reader's chunk, at offsets around every bound: a word naming the
 // reader's chunk pins (fast path and pinSlow), one naming a later chunk is
 // gone and an earlier one not yet, for every |D| < 2^46, the comment's
@@ -93,14 +93,14 @@ func rnCheckKept(t *testing.T, what string, r *ring[uint64], lo, hi uint64, ever
 // bits changes nothing and is counted in and out by one. Past the bound it
 // logs what a reader finds, to show the bound is tight: at D = 2^46 a gone
 // chunk reads as not yet, at D = 2^47 another chunk's values pin.
-func TestReviewRingNameOrder(t *testing.T) {
+func TestRingNamesOrderChunksWithinTheBound(t *testing.T) {
 	t.Parallel()
 	const half = int64(1) << 46
 	for _, count := range []int{1, 16, 100, 1000} {
 		r := newRing[uint64](count)
 		n := int64(r.n)
 		offsets := []uint64{0, 1, 2, r.n, math.MaxUint64, math.MaxUint64 - r.n}
-		for _, b := range rnBounds {
+		for _, b := range nameBounds {
 			offsets = append(offsets, b-r.n-1, b-2, b-1, b, b+1, b+r.n)
 		}
 		for _, o := range offsets {
@@ -161,28 +161,28 @@ func TestReviewRingNameOrder(t *testing.T) {
 	}
 }
 
-// Attack: a writer that keeps track of its slot (as appendLocked does)
+// A writer that keeps track of its slot (as appendLocked does)
 // writes each ring size across every bound, and after each write every
 // value the ring keeps reads back right, the last one dropped is gone, and
 // the next chunk is not yet; a chunk whose first offset is 2^47-1 modulo
 // 2^47 has the name 2^47, in the word's top bit.
-func TestReviewRingWritesAcrossNameWraps(t *testing.T) {
+func TestRingWritesAcrossNameWraps(t *testing.T) {
 	t.Parallel()
-	for _, count := range rnCounts {
-		for _, b := range append(rnBounds, math.MaxUint64) {
+	for _, count := range nameCounts {
+		for _, b := range append(nameBounds, math.MaxUint64) {
 			r := newRing[uint64](count)
-			start := rnStart(r, b-2*r.n)
+			start := chunkStart(r, b-2*r.n)
 			end := b + 2*r.n // past the last offset written
 			if b == math.MaxUint64 {
-				start, end = rnStart(r, b-4*r.n), 0 // up to MaxUint64 itself
+				start, end = chunkStart(r, b-4*r.n), 0 // up to MaxUint64 itself
 			}
-			w := newRnWriter(r, start)
+			w := newTrackingWriter(r, start)
 			top := 0
 			for w.o != end {
 				o, s := w.write()
 				what := fmt.Sprintf("cap %d (%d slots, chunks of %d), from %d, tail %d", count, r.n, r.last+1, start, o+1)
 				lo := o - min(uint64(r.cap)-1, o-start)
-				if !rnCheckKept(t, what, r, lo, o, count <= 100 || o%61 == 0 || o>>4 == b>>4) {
+				if !checkKept(t, what, r, lo, o, count <= 100 || o%61 == 0 || o>>4 == b>>4) {
 					return
 				}
 				if o-start >= r.n {
@@ -191,7 +191,7 @@ func TestReviewRingWritesAcrossNameWraps(t *testing.T) {
 						return
 					}
 				}
-				if next := rnNextFirst(r, o, s); next > o {
+				if next := nextChunkFirst(r, o, s); next > o {
 					if s2, _, st := r.pin(next); st != readNotYet {
 						t.Errorf("%s: offset %d, of the next chunk, pins with status %d", what, next, st)
 						if st == readOK {
@@ -220,21 +220,21 @@ func TestReviewRingWritesAcrossNameWraps(t *testing.T) {
 	}
 }
 
-// Attack: copyInto at every bound, with the copied range before, across and
+// CopyInto at every bound, with the copied range before, across and
 // after it, and its first offset anywhere in the new ring's chunk: what it
 // copies reads back right from both rings, and the writer then goes on in
 // the new ring, lapping it twice, every value kept reading right and
 // the dropped gone (as in appendLocked: l.slot = n.index(o)).
-func TestReviewRingCopyIntoAcrossNameWraps(t *testing.T) {
+func TestRingCopyIntoAcrossNameWraps(t *testing.T) {
 	t.Parallel()
 	for _, g := range []struct{ from, to int }{{8, 16}, {8, 9}, {16, 32}, {17, 34}, {100, 200}, {100, 150}, {512, 1000}, {1000, 2000}} {
 		// The bounds where names wrap (2^47, 2^48, 2^63) and the end of
-		// uint64; the others of rnBounds add time under -race, not cases.
+		// uint64; the others of nameBounds add time under -race, not cases.
 		for _, b := range []uint64{1 << 47, 1 << 48, 1 << 63, math.MaxUint64 - 8000} {
 			for _, delta := range []int64{-int64(g.from) - 1, -int64(g.from) / 2, 0, 1, int64(g.from)/2 + 3, int64(g.from) + 5} {
 				r := newRing[uint64](g.from)
 				to := b + uint64(delta)
-				w := newRnWriter(r, rnStart(r, to-uint64(g.from)-r.n))
+				w := newTrackingWriter(r, chunkStart(r, to-uint64(g.from)-r.n))
 				for w.o != to {
 					w.write()
 				}
@@ -252,14 +252,14 @@ func TestReviewRingCopyIntoAcrossNameWraps(t *testing.T) {
 						}
 					}
 				}
-				if !rnCheckKept(t, what+" (old ring)", r, from, to-1, true) || !rnCheckKept(t, what, n, from, to-1, true) {
+				if !checkKept(t, what+" (old ring)", r, from, to-1, true) || !checkKept(t, what, n, from, to-1, true) {
 					continue
 				}
-				nw := &rnWriter{r: n, o: to, s: n.index(to)}
+				nw := &trackingWriter{r: n, o: to, s: n.index(to)}
 				for range 2 * n.n {
 					o, s := nw.write()
 					lo := max(from, o-min(uint64(n.cap)-1, o))
-					if !rnCheckKept(t, fmt.Sprintf("%s, then tail %d", what, o+1), n, lo, o, g.to <= 200 || o%37 == 0) {
+					if !checkKept(t, fmt.Sprintf("%s, then tail %d", what, o+1), n, lo, o, g.to <= 200 || o%37 == 0) {
 						break
 					}
 					if o-n.n >= from && o-n.n < o {
@@ -268,7 +268,7 @@ func TestReviewRingCopyIntoAcrossNameWraps(t *testing.T) {
 							break
 						}
 					}
-					if next := rnNextFirst(n, o, s); next > o {
+					if next := nextChunkFirst(n, o, s); next > o {
 						if s2, _, st := n.pin(next); st != readNotYet {
 							t.Errorf("%s, then tail %d: offset %d, of the next chunk, pins with status %d", what, o+1, next, st)
 							if st == readOK {
@@ -283,12 +283,12 @@ func TestReviewRingCopyIntoAcrossNameWraps(t *testing.T) {
 	}
 }
 
-// rnReader reads a ring concurrently with its writer, as Broker.Read and
+// pinReader reads a ring concurrently with its writer, as Broker.Read and
 // followers do: it loads the tail, then the ring, pins an offset the log
 // keeps and copies the run below the tail. It returns false once it has
 // reported an error. keep is what the log keeps, lo the first offset
 // written, tail and ring what the reader loads.
-func rnReader(t *testing.T, k uint64, keep uint64, lo uint64, tail func() uint64, ring func() *ring[uint64], reads, gone *atomic.Uint64) bool {
+func pinReader(t *testing.T, k uint64, keep uint64, lo uint64, tail func() uint64, ring func() *ring[uint64], reads, gone *atomic.Uint64) bool {
 	tl := tail()
 	if tl <= lo {
 		return true
@@ -324,20 +324,20 @@ func rnReader(t *testing.T, k uint64, keep uint64, lo uint64, tail func() uint64
 	return true
 }
 
-// Attack: one writer goroutine writes a ring across each bound, up to 2^63
+// One writer goroutine writes a ring across each bound, up to 2^63
 // and the end of uint64 too (the ring alone: a log's tail stops at 2^62),
 // while three readers pin and copy runs of what it keeps: no wrong value,
 // no race, nothing kept gone or not yet.
-func TestReviewRingConcurrentAcrossNameWraps(t *testing.T) {
+func TestRingConcurrentReadersAcrossNameWraps(t *testing.T) {
 	t.Parallel()
 	for _, count := range []int{1, 8, 17, 100, 1000} {
-		for _, b := range append(rnBounds, math.MaxUint64-1) {
+		for _, b := range append(nameBounds, math.MaxUint64-1) {
 			t.Run(fmt.Sprintf("count=%d/bound=%#x", count, b), func(t *testing.T) {
 				r := newRing[uint64](count)
 				total := uint64(max(3000, 4*count))
-				start := rnStart(r, b-total/2)
+				start := chunkStart(r, b-total/2)
 				if b == math.MaxUint64-1 {
-					start = rnStart(r, b-total) // the last tail: the end of uint64
+					start = chunkStart(r, b-total) // the last tail: the end of uint64
 				}
 				var tail atomic.Uint64 // the next offset, published after its write
 				tail.Store(start)
@@ -347,13 +347,13 @@ func TestReviewRingConcurrentAcrossNameWraps(t *testing.T) {
 				for i := range 3 {
 					wg.Go(func() {
 						for k := uint64(i); !done.Load(); k++ {
-							if !rnReader(t, k, uint64(count), start, tail.Load, func() *ring[uint64] { return r }, &reads, &gone) {
+							if !pinReader(t, k, uint64(count), start, tail.Load, func() *ring[uint64] { return r }, &reads, &gone) {
 								return
 							}
 						}
 					})
 				}
-				w := newRnWriter(r, start)
+				w := newTrackingWriter(r, start)
 				for i := range total {
 					w.write()
 					tail.Store(w.o)
@@ -371,13 +371,13 @@ func TestReviewRingConcurrentAcrossNameWraps(t *testing.T) {
 	}
 }
 
-// rnAppendFrom is appendLocked, without times or an age bound, for a log
+// appendFrom is appendLocked, without times or an age bound, for a log
 // that started at offset base (whose aged is base, so that its head is never
 // below it): the ring grows when it holds all it can of what was appended
 // from base on, as appendLocked's grows at o >= r.cap from 0. That is the
 // one change to appendLocked: a log's ring grows only in its first Count
 // offsets, never near 2^47, so this moves those first offsets there.
-func rnAppendFrom(l *logOf[uint64], base uint64) uint64 {
+func appendFrom(l *logOf[uint64], base uint64) uint64 {
 	o := l.mu.next
 	r := l.ring.Load()
 	if r.cap < l.limit.Count && o-base >= uint64(r.cap) {
@@ -393,8 +393,8 @@ func rnAppendFrom(l *logOf[uint64], base uint64) uint64 {
 	return o
 }
 
-// rnLogFrom returns an internal log of uint64 whose first offset is base.
-func rnLogFrom(count int, base uint64) *logOf[uint64] {
+// logFrom returns an internal log of uint64 whose first offset is base.
+func logFrom(count int, base uint64) *logOf[uint64] {
 	l := newLog[uint64](Retention{Count: count, NoTime: true}, nil)
 	l.mu.w.Store(base << seqShift)
 	l.slot = l.ring.Load().index(base) // its chunks are of one slot: a first one
@@ -402,20 +402,20 @@ func rnLogFrom(count int, base uint64) *logOf[uint64] {
 	return l
 }
 
-// Attack: an internal log whose offsets start just below a bound grows its
+// An internal log whose offsets start just below a bound grows its
 // ring across it (copyInto at every size, its first offset anywhere in a
 // chunk) while two followers (follower.read, buffers of 1 and 64) and two
 // pin readers read: every record is its offset, batches are contiguous,
 // what a follower is told skipped is gone by the head, nothing kept is gone
 // or not yet, and each follower reaches the tail (none stuck).
-func TestReviewLogGrowthAcrossNameWraps(t *testing.T) {
+func TestLogGrowsAcrossNameWraps(t *testing.T) {
 	t.Parallel()
 	for _, count := range []int{9, 17, 100, 1000} {
 		for _, b := range []uint64{1 << 47, 1 << 48, 1<<62 - 1<<47} {
 			for _, below := range []uint64{40, 300} {
 				base := b - below
 				t.Run(fmt.Sprintf("count=%d/base=%#x", count, base), func(t *testing.T) {
-					l := rnLogFrom(count, base)
+					l := logFrom(count, base)
 					total := uint64(max(3000, 6*count))
 					var done atomic.Bool
 					var wg sync.WaitGroup
@@ -468,7 +468,7 @@ func TestReviewLogGrowthAcrossNameWraps(t *testing.T) {
 					for i := range 2 {
 						wg.Go(func() {
 							for k := uint64(i); !done.Load(); k++ {
-								if !rnReader(t, k, uint64(count), base, l.mu.tail, l.ring.Load, &reads, &gone) {
+								if !pinReader(t, k, uint64(count), base, l.mu.tail, l.ring.Load, &reads, &gone) {
 									return
 								}
 							}
@@ -476,7 +476,7 @@ func TestReviewLogGrowthAcrossNameWraps(t *testing.T) {
 					}
 					for i := range total {
 						l.mu.Lock()
-						if o := rnAppendFrom(l, base); o != base+i {
+						if o := appendFrom(l, base); o != base+i {
 							t.Fatalf("appended at %d, want %d", o, base+i)
 						}
 						l.mu.Unlock()
@@ -495,25 +495,26 @@ func TestReviewLogGrowthAcrossNameWraps(t *testing.T) {
 	}
 }
 
-// rnV is the retained type of the public attack: its value is its offset.
-type rnV uint64
+// wrapVal is the retained type of TestLogReadsAcrossNameWraps: its value is its
+// offset.
+type wrapVal uint64
 
-// Attack, through the public API: a broker's log moved to just below a
+// Through the public API: a broker's log moved to just below a
 // bound (its ring full, as a log's is there: index(start) is 0) is
 // published across it by Append while followers (Follow, buffers 1, 7 and
 // 64) and Read loops (max 1, 64, MaxInt) read: every record is its offset,
 // gaps are told as skipped, nothing kept is told skipped, and every
 // follower accounts for every offset. The last bound is the end of a log's
 // 62-bit tail.
-func TestReviewLogReadsAcrossNameWraps(t *testing.T) {
+func TestLogReadsAcrossNameWraps(t *testing.T) {
 	t.Parallel()
 	for _, count := range []int{1, 8, 64, 1000} {
 		for _, b := range []uint64{1 << 47, 1 << 48, 3 << 47, 1<<62 - 1<<47, 1<<62 - 1} {
 			t.Run(fmt.Sprintf("count=%d/bound=%#x", count, b), func(t *testing.T) {
 				var br Broker
-				br.Retain[rnV](Retention{Count: count, NoTime: true})
-				l := br.logOf[rnV]()
-				r := newRing[rnV](count)
+				br.Retain[wrapVal](Retention{Count: count, NoTime: true})
+				l := br.logOf[wrapVal]()
+				r := newRing[wrapVal](count)
 				total := uint64(max(3000, 6*count))
 				start := b - total/2
 				if b == 1<<62-1 {
@@ -524,7 +525,7 @@ func TestReviewLogReadsAcrossNameWraps(t *testing.T) {
 				l.mu.w.Store(start << seqShift)
 				l.slot = 0
 				for i := range uint64(count) { // fill the ring
-					if o, ok := br.Append(rnV(start + i)); !ok || o != start+i {
+					if o, ok := br.Append(wrapVal(start + i)); !ok || o != start+i {
 						t.Fatalf("Append = %d, %v, want %d", o, ok, start+i)
 					}
 				}
@@ -532,10 +533,10 @@ func TestReviewLogReadsAcrossNameWraps(t *testing.T) {
 				var done atomic.Bool
 				var wg sync.WaitGroup
 				for _, L := range []int{1, 7, 64} {
-					f := br.Follow(Replay[rnV](Earliest()))
+					f := br.Follow(Replay[wrapVal](Earliest()))
 					wg.Go(func() {
 						defer f.Close()
-						buf := make([]Record[rnV], L)
+						buf := make([]Record[wrapVal], L)
 						prev := int64(start) - 1
 						var got, skipped uint64
 						for {
@@ -564,7 +565,7 @@ func TestReviewLogReadsAcrossNameWraps(t *testing.T) {
 					wg.Go(func() {
 						from := start
 						for !done.Load() {
-							recs, next, skipped := br.Read[rnV](from, max)
+							recs, next, skipped := br.Read[wrapVal](from, max)
 							tailAfter := l.mu.tail()
 							what := fmt.Sprintf("Read(%d, %d)", from, max)
 							if skipped > 0 && from+skipped-1+uint64(count) >= tailAfter {
@@ -592,7 +593,7 @@ func TestReviewLogReadsAcrossNameWraps(t *testing.T) {
 					})
 				}
 				for i := range total {
-					if o, ok := br.Append(rnV(first + i)); !ok || o != first+i {
+					if o, ok := br.Append(wrapVal(first + i)); !ok || o != first+i {
 						t.Fatalf("Append = %d, %v, want %d", o, ok, first+i)
 					}
 					if i%64 == 0 {
@@ -606,25 +607,25 @@ func TestReviewLogReadsAcrossNameWraps(t *testing.T) {
 	}
 }
 
-// Attack on the comment's bound: a reader loads the tail, then stalls while
+// The comment's bound: a reader loads the tail, then stalls while
 // the writer appends stall more values (the ring left as they leave it),
 // then pins the offset it meant to read, the last below the tail it loaded.
 // Below 2^46 it is gone, as it should be. Past the bound the test only logs
 // what the reader finds: at 2^46 not yet (which Read and followers treat as
 // gone), and at 2^47, in a ring of 1024 slots, whose size divides 2^47, a
 // value of another offset, 2^47 later, as if it were its own.
-func TestReviewRingStalledReader(t *testing.T) {
+func TestRingStalledReaderFindsItsOffsetGone(t *testing.T) {
 	t.Parallel()
 	for _, count := range []int{8, 960, 1000} {
 		for _, stall := range []uint64{2 * 1064, 1 << 20, 1<<46 - 2*1064, 1 << 46, 1 << 47, 1 << 48} {
 			r := newRing[uint64](count)
-			w := newRnWriter(r, rnStart(r, 1<<40))
+			w := newTrackingWriter(r, chunkStart(r, 1<<40))
 			for range 2 * r.n {
 				w.write()
 			}
 			tail := w.o
 			o := tail - 1 // kept, at tail: the reader's offset
-			w = newRnWriter(r, rnStart(r, tail+stall-2*r.n))
+			w = newTrackingWriter(r, chunkStart(r, tail+stall-2*r.n))
 			for w.o != tail+stall {
 				w.write()
 			}
