@@ -47,6 +47,20 @@ func routeNow[T any](e *entry) *route[T] {
 	return (*route[T])(unsafe.Pointer(e.route.Load()))
 }
 
+// routeOf returns the route of T's entry in b, as a publisher loads it
+// before it enters the guard; nil if there is none.
+func routeOf[T any](b *Broker) *route[T] {
+	t := b.table.Load()
+	if t == nil {
+		return nil
+	}
+	e := t.find(keyOf[T](), nil)
+	if e == nil {
+		return nil
+	}
+	return (*route[T])(unsafe.Pointer(e.route.Load()))
+}
+
 // trySendDirect calls sendDirect and returns what it panicked with, if it did.
 func trySendDirect[T any](b *Broker, e *entry, r *route[T], v T) (p any) {
 	defer func() { p = recover() }()
@@ -661,72 +675,4 @@ func TestPreemptedDirectPublishersRacingShutdownCountEveryValueOnce(t *testing.T
 		}
 	}
 	t.Logf("%d rounds", rounds)
-}
-
-type soloInt int
-
-// A route whose only source is a From source calls that source's closure
-// straight from Publish (route.soloFn), and only then: a route that gains a
-// second source, or whose only source is a subscription with an OnLoss
-// function, takes the other paths, and a cancel that leaves the From source
-// alone again restores it. Publications reach the From function on each of
-// them. Catches a store that leaves soloFn set beside other sources (the
-// plain subscription would miss publications) or never sets it.
-func TestARouteOfOneFromSourceCallsItsClosure(t *testing.T) {
-	var b Broker
-	load := func() *route[soloInt] { return routeOf[soloInt](&b) }
-	var called int
-	from, c1 := b.Subscribe(Buffer[int](8), From(func(v soloInt) (int, bool) {
-		called++
-		return int(v), true
-	}))
-	defer c1()
-	if r := load(); r == nil || r.soloFn == nil || r.solo == nil {
-		t.Fatalf("one From source: route %+v, want solo and soloFn set", r)
-	}
-	b.Publish(soloInt(1))
-
-	plain, c2 := b.Subscribe(Buffer[soloInt](8))
-	if r := load(); r.soloFn != nil || r.solo != nil {
-		t.Fatalf("a From source and a plain subscription: route %+v, want neither solo nor soloFn", r)
-	}
-	b.Publish(soloInt(2))
-	c2()
-	if got, closed := drainNow(plain); len(got) != 1 || got[0] != 2 || !closed {
-		t.Errorf("the plain subscription received %v (closed %v), want [2], closed", got, closed)
-	}
-	if r := load(); r.soloFn == nil {
-		t.Fatalf("the From source alone again: route %+v, want soloFn set", r)
-	}
-	b.Publish(soloInt(3))
-	c1()
-	if got, _ := drainNow(from); len(got) != 3 || got[0] != 1 || got[1] != 2 || got[2] != 3 || called != 3 {
-		t.Errorf("the From subscription received %v after %d calls, want [1 2 3] after 3", got, called)
-	}
-
-	var lost []Loss[soloInt]
-	own, c3 := b.Subscribe(Buffer[soloInt](1), OnLoss(func(l Loss[soloInt]) { lost = append(lost, l) }))
-	defer c3()
-	if r := load(); r.solo == nil || r.soloFn != nil {
-		t.Fatalf("one subscription with OnLoss: route %+v, want solo set and soloFn nil", r)
-	}
-	b.Publish(soloInt(4))
-	b.Publish(soloInt(5))
-	if got, _ := drainNow(own); len(got) != 1 || got[0] != 4 || len(lost) != 1 || lost[0].Value != 5 {
-		t.Errorf("the OnLoss subscription received %v and lost %+v, want [4] and 5", got, lost)
-	}
-}
-
-// routeOf returns the route of T's entry in b, as a publisher loads it
-// before it enters the guard; nil if there is none.
-func routeOf[T any](b *Broker) *route[T] {
-	t := b.table.Load()
-	if t == nil {
-		return nil
-	}
-	e := t.find(keyOf[T](), nil)
-	if e == nil {
-		return nil
-	}
-	return (*route[T])(unsafe.Pointer(e.route.Load()))
 }

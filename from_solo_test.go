@@ -1,15 +1,16 @@
 package topic
 
-// Adversarial review of f9e3a11: a route whose only source is a From source
-// is delivered to by Publish through the source's own closure (route.soloFn),
-// whose deferred recover turns a panic of the From function into a Failed
-// loss and counts a runtime.Goexit the same way; the deferred closure reads
-// the value through a pointer to the closure's parameter. The tests check
-// that each test's route really takes that path (sfWantSoloFn), then attack the
-// recover (panic kinds, Goexit, a From function that changes its parameter),
-// re-entrancy (a From function that subscribes, cancels, publishes), routes
-// switching in and out of the path under concurrent publishers and Shutdown,
-// allocations, a handler's re-drive of dead letters and an interface Sub.
+// Tests of the solo From path: a route whose only source is a From source
+// is delivered to by Publish through the source's own closure
+// (route.soloFn), whose deferred recover turns a panic of the From function
+// into a Failed loss and counts a runtime.Goexit the same way; the deferred
+// closure reads the value through a pointer to the closure's parameter.
+// The tests check that each test's route really takes that path
+// (sfWantSoloFn), then check the recover (panic kinds, Goexit, a From
+// function that changes its parameter), re-entrancy (a From function that
+// subscribes, cancels, publishes), routes switching in and out of the path
+// under concurrent publishers and Shutdown, allocations, a handler's
+// re-drive of dead letters and an interface Sub.
 
 import (
 	"context"
@@ -83,6 +84,60 @@ func (s *sfLosses[T]) all() []Loss[T] {
 	return append([]Loss[T](nil), s.l...)
 }
 
+type soloInt int
+
+// A route whose only source is a From source calls that source's closure
+// straight from Publish (route.soloFn), and only then: a route that gains a
+// second source, or whose only source is a subscription with an OnLoss
+// function, takes the other paths, and a cancel that leaves the From source
+// alone again restores it. Publications reach the From function on each of
+// them. Catches a store that leaves soloFn set beside other sources (the
+// plain subscription would miss publications) or never sets it.
+func TestARouteOfOneFromSourceCallsItsClosure(t *testing.T) {
+	var b Broker
+	load := func() *route[soloInt] { return routeOf[soloInt](&b) }
+	var called int
+	from, c1 := b.Subscribe(Buffer[int](8), From(func(v soloInt) (int, bool) {
+		called++
+		return int(v), true
+	}))
+	defer c1()
+	if r := load(); r == nil || r.soloFn == nil || r.solo == nil {
+		t.Fatalf("one From source: route %+v, want solo and soloFn set", r)
+	}
+	b.Publish(soloInt(1))
+
+	plain, c2 := b.Subscribe(Buffer[soloInt](8))
+	if r := load(); r.soloFn != nil || r.solo != nil {
+		t.Fatalf("a From source and a plain subscription: route %+v, want neither solo nor soloFn", r)
+	}
+	b.Publish(soloInt(2))
+	c2()
+	if got, closed := drainNow(plain); len(got) != 1 || got[0] != 2 || !closed {
+		t.Errorf("the plain subscription received %v (closed %v), want [2], closed", got, closed)
+	}
+	if r := load(); r.soloFn == nil {
+		t.Fatalf("the From source alone again: route %+v, want soloFn set", r)
+	}
+	b.Publish(soloInt(3))
+	c1()
+	if got, _ := drainNow(from); len(got) != 3 || got[0] != 1 || got[1] != 2 || got[2] != 3 || called != 3 {
+		t.Errorf("the From subscription received %v after %d calls, want [1 2 3] after 3", got, called)
+	}
+
+	var lost []Loss[soloInt]
+	own, c3 := b.Subscribe(Buffer[soloInt](1), OnLoss(func(l Loss[soloInt]) { lost = append(lost, l) }))
+	defer c3()
+	if r := load(); r.solo == nil || r.soloFn != nil {
+		t.Fatalf("one subscription with OnLoss: route %+v, want solo set and soloFn nil", r)
+	}
+	b.Publish(soloInt(4))
+	b.Publish(soloInt(5))
+	if got, _ := drainNow(own); len(got) != 1 || got[0] != 4 || len(lost) != 1 || lost[0].Value != 5 {
+		t.Errorf("the OnLoss subscription received %v and lost %+v, want [4] and 5", got, lost)
+	}
+}
+
 // A From function alone on its route that panics, whatever with (a value,
 // nil, a runtime error, an error), after changing its parameter: each value
 // is lost once, counted as Failed, and reported to OnLoss with the value as
@@ -91,7 +146,7 @@ func (s *sfLosses[T]) all() []Loss[T] {
 // and the values it accepts are received. Catches a closure whose recover
 // is missing or misplaced (the publisher panics), one that counts a value
 // that was delivered (ran not set) or reports a zero or changed Source.
-func TestSoloFnPanicKindsCountOnceWithThePublishedValue(t *testing.T) {
+func TestSoloFromPanicsOfEveryKindCountOnceWithThePublishedValue(t *testing.T) {
 	var b Broker
 	var log sfLosses[int]
 	ch, cancel := b.Subscribe(Name[int]("sf"), Buffer[int](16), OnLoss(log.hook), From(func(v sfVal) (int, bool) {
@@ -175,7 +230,7 @@ func asErr(p any) error { e, _ := p.(error); return e }
 
 // The same for a large Sub, passed in memory: a From function that
 // overwrites its parameter and panics reports the value as published.
-func TestSoloFnPanicOfALargeValueReportsItAsPublished(t *testing.T) {
+func TestSoloFromPanicOfALargeValueReportsItAsPublished(t *testing.T) {
 	var b Broker
 	var log sfLosses[int]
 	_, cancel := b.Subscribe(Name[int]("big"), OnLoss(log.hook), From(func(v sfBig) (int, bool) {
@@ -205,7 +260,7 @@ func TestSoloFnPanicOfALargeValueReportsItAsPublished(t *testing.T) {
 // after the value was counted once as Failed and reported with the value as
 // published and errFromGoexit; the next publication, from another
 // goroutine, is delivered.
-func TestSoloFnGoexitCountsOnceThenEndsThePublisher(t *testing.T) {
+func TestSoloFromGoexitCountsOnceThenEndsThePublisher(t *testing.T) {
 	var b Broker
 	var log sfLosses[int]
 	var calls atomic.Int32
@@ -255,7 +310,7 @@ func TestSoloFnGoexitCountsOnceThenEndsThePublisher(t *testing.T) {
 // cancels it from inside (solo again), then
 // publishes recursively through the solo path. Every value reaches what it
 // should, nothing is lost, and the route's path follows.
-func TestSoloFnReentrantSubscribePublishCancel(t *testing.T) {
+func TestSoloFromMaySubscribePublishAndCancelFromInside(t *testing.T) {
 	var b Broker
 	var plain <-chan sfC
 	var cancelPlain func()
@@ -308,7 +363,7 @@ func TestSoloFnReentrantSubscribePublishCancel(t *testing.T) {
 // value is not sent on the closed channel (no panic), the function is never
 // called again, and one that cancels and then panics does not take the
 // publisher down.
-func TestSoloFnCancelsItsOwnSubscription(t *testing.T) {
+func TestSoloFromCancellingItsOwnSubscriptionSendsNothing(t *testing.T) {
 	for _, panics := range []bool{false, true} {
 		t.Run(fmt.Sprint("panics=", panics), func(t *testing.T) {
 			var b Broker
@@ -353,7 +408,7 @@ func TestSoloFnCancelsItsOwnSubscription(t *testing.T) {
 // that a subscription matched equal the values it received, plus those its
 // From functions rejected, plus its lost counts". No send after a cancel
 // (a panic), race-clean under -race.
-func TestSoloFnChurnAndShutdownAccountForEveryPublication(t *testing.T) {
+func TestSoloFromChurnAndShutdownAccountForEveryPublication(t *testing.T) {
 	var b Broker
 	var rejected, panicked atomic.Int64
 	keep, _ := b.Subscribe(Name[int]("keep"), Buffer[int](256), From(func(v sfC) (int, bool) {
@@ -448,7 +503,7 @@ func TestSoloFnChurnAndShutdownAccountForEveryPublication(t *testing.T) {
 // is counted Closed with the value the From function would have been given.
 // Shutdown does not wait for the From function, which runs outside the guard:
 // the value it accepted is reported with Value set and Source nil (Loss).
-func TestSoloFnRacingShutdownCountsClosed(t *testing.T) {
+func TestSoloFromRacingShutdownCountsClosed(t *testing.T) {
 	var b Broker
 	var log sfLosses[string]
 	entered, release := make(chan sfShut, 2), make(chan struct{})
@@ -504,7 +559,7 @@ func TestSoloFnRacingShutdownCountsClosed(t *testing.T) {
 // Publication to a lone From filter that rejects, and to a lone transform,
 // allocates nothing (doc.go, Allocation), for a small, a large and a string
 // source type.
-func TestSoloFnAllocatesNothing(t *testing.T) {
+func TestSoloFromAllocatesNothing(t *testing.T) {
 	var b Broker
 	_, c1 := b.Subscribe(From(func(v sfAlloc) (int, bool) { return 0, false }))
 	defer c1()
@@ -539,7 +594,7 @@ func TestSoloFnAllocatesNothing(t *testing.T) {
 // handler fails on it, it is counted Errored, not dead-lettered again
 // (handler.go: "A handler does not dead-letter a value ... that reached it
 // through a From source from a dead letter").
-func TestSoloFnRedrivesADeadLetter(t *testing.T) {
+func TestSoloFromRedrivesADeadLetterWithoutDeadLetteringItAgain(t *testing.T) {
 	var b Broker
 	var calls atomic.Int32
 	stop := b.Handle(func(_ context.Context, v sfJob) error {
@@ -565,7 +620,7 @@ func TestSoloFnRedrivesADeadLetter(t *testing.T) {
 // interface published as itself (soloFn of route[fmt.Stringer] when the
 // route is solo; otherwise the other paths): its value is delivered, and a
 // panic reports the interface value as published.
-func TestSoloFnInterfaceSource(t *testing.T) {
+func TestSoloFromOfAnInterfaceSourceDeliversTheValue(t *testing.T) {
 	var b Broker
 	var log sfLosses[string]
 	ch, cancel := b.Subscribe(Name[string]("if"), Buffer[string](4), OnLoss(log.hook), From(func(v fmt.Stringer) (string, bool) {
@@ -594,7 +649,7 @@ func TestSoloFnInterfaceSource(t *testing.T) {
 // type goes through the same closure (deliver, after the sequencing point is
 // let go): a panic during the replay is counted once as Failed, with the
 // replayed value, and the rest are delivered, then the live ones.
-func TestSoloFnReplayThroughTheClosure(t *testing.T) {
+func TestSoloFromReplayGoesThroughTheClosure(t *testing.T) {
 	var b Broker
 	b.Retain[sfRec](Retention{Count: 16})
 	for v := range sfRec(4) {
