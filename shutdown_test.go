@@ -631,14 +631,94 @@ type (
 
 func (l sLabel) String() string { return fmt.Sprint("label ", int(l)) }
 
+// Shutdown returns ctx's error when ctx has ended before the call, whatever
+// the handlers are doing (idle, none, busy), and nil with a live context.
+func TestShutdownReturnsAnEndedContextsErrorWhateverTheHandlersDo(t *testing.T) {
+	for run := range 50 {
+		for _, kind := range []string{"none", "idle", "busy", "deadline"} {
+			synctest.Test(t, func(t *testing.T) {
+				var b topic.Broker
+				switch kind {
+				case "idle", "deadline":
+					b.Handle(func(ctx context.Context, j handledJob) error { return nil })
+					b.Publish(handledJob{1})
+					synctest.Wait()
+				case "busy":
+					b.Handle(func(ctx context.Context, j handledJob) error { <-ctx.Done(); return nil })
+					b.Publish(handledJob{1})
+					synctest.Wait()
+				}
+				var ctx context.Context
+				var cancel context.CancelFunc
+				want := context.Canceled
+				if kind == "deadline" {
+					ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+					time.Sleep(2 * time.Millisecond)
+					want = context.DeadlineExceeded
+				} else {
+					ctx, cancel = context.WithCancel(context.Background())
+					cancel()
+				}
+				defer cancel()
+				if err := b.Shutdown(ctx); !errors.Is(err, want) {
+					t.Errorf("run %d, %s: Shutdown with an ended context returned %v, want %v", run, kind, err, want)
+				}
+				// A later call, with a live context, returns the outcome of the one drain.
+				if err := b.Shutdown(context.Background()); !errors.Is(err, want) {
+					t.Errorf("run %d, %s: a later Shutdown returned %v, want the drain's %v", run, kind, err, want)
+				}
+			})
+		}
+		synctest.Test(t, func(t *testing.T) {
+			var b topic.Broker
+			b.Handle(func(ctx context.Context, j handledJob) error { return nil })
+			b.Publish(handledJob{1})
+			synctest.Wait()
+			if err := b.Shutdown(context.Background()); err != nil {
+				t.Errorf("run %d: Shutdown with a live context returned %v", run, err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := b.Shutdown(ctx); err != nil {
+				t.Errorf("run %d: a later Shutdown with an ended context returned %v, want the drain's nil", run, err)
+			}
+		})
+	}
+}
+
+// Shutdown called from a handler's function with an ended context returns
+// that context's error.
+func TestShutdownFromAHandlerWithAnEndedContextReturnsItsError(t *testing.T) {
+	for run := range 30 {
+		synctest.Test(t, func(t *testing.T) {
+			var b topic.Broker
+			errs := make(chan error, 1)
+			b.Handle(func(_ context.Context, j handledJob) error {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				errs <- b.Shutdown(ctx)
+				return nil
+			})
+			b.Handle(func(ctx context.Context, j slowJob) error { return nil })
+			b.Publish(handledJob{1})
+			synctest.Wait()
+			if err := <-errs; !errors.Is(err, context.Canceled) {
+				t.Errorf("run %d: Shutdown from a handler with an ended context returned %v", run, err)
+			}
+			if err := b.Shutdown(context.Background()); !errors.Is(err, context.Canceled) {
+				t.Errorf("run %d: a later Shutdown returned %v, want the drain's Canceled", run, err)
+			}
+		})
+	}
+}
+
 // Publishers racing Shutdown lose nothing uncounted: once they stop, what
 // each subscription received plus what it lost (Full before the close,
 // Closed after) is what was published to it, for a plain subscription
 // alone on its route, whose full buffer is counted without the guard, and
-// an interface one. (From an adversarial review: the plain subscription
-// came up one to three values short in one round of ten to three, when a
-// drop counted without the guard landed after the close had frozen the
-// Full count.)
+// an interface one. (The plain subscription came up one to three values
+// short in one round of ten to three when a drop counted without the guard
+// landed after the close had frozen the Full count.)
 func TestShutdownRacingPublishersLoseNothingUncounted(t *testing.T) {
 	for round := range 10 {
 		var b topic.Broker
