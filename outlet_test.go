@@ -2,6 +2,7 @@ package topic_test
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,5 +173,48 @@ func TestSameTypeChurnUnderPublishers(t *testing.T) {
 	}
 	if listed, live := topic.Outlets[outletTick](&b); live != held || listed > 2*held {
 		t.Errorf("%d outlets listed, %d live; want %d live", listed, live, held)
+	}
+}
+
+// Queued reads a channel's count from the runtime's header: a
+// plain route's full-buffer check before the guard must see a channel with
+// room as having room, whatever the element type, and count a drop only
+// when the buffer is full.
+func TestFullBufferCheckSeesTheRoomLeft(t *testing.T) {
+	checkRoom(t, func(int) struct{} { return struct{}{} })
+	checkRoom(t, func(i int) [3]int64 { return [3]int64{int64(i)} })
+	checkRoom(t, func(i int) string { return strconv.Itoa(i) })
+	checkRoom(t, func(i int) [200]byte { return [200]byte{byte(i)} })
+	checkRoom(t, func(i int) *ifacePtr { return &ifacePtr{strconv.Itoa(i)} })
+}
+
+func checkRoom[T any](t *testing.T, mk func(int) T) {
+	t.Helper()
+	for _, size := range []int{1, 2, 3, 8, 64} {
+		var b topic.Broker
+		full, c1 := b.Subscribe(topic.Name[T]("full"), topic.Buffer[T](size))
+		room, c2 := b.Subscribe(topic.Name[T]("room"), topic.Buffer[T](size+1))
+		for i := range size {
+			b.Publish(mk(i))
+		}
+		// full is full; room has one place left.
+		b.Publish(mk(size))
+		if q := statsNamed(t, &b, "room").Queued; q != size+1 {
+			t.Errorf("%T, size %d: the subscription with room holds %d values, want %d", *new(T), size, q, size+1)
+		}
+		wantLost(t, &b, "full", topic.Lost{Full: 1})
+		wantLost(t, &b, "room", topic.Lost{})
+		// Both full: both drop, counted.
+		b.Publish(mk(0))
+		wantLost(t, &b, "full", topic.Lost{Full: 2})
+		wantLost(t, &b, "room", topic.Lost{Full: 1})
+		if n := len(takeAll(full)); n != size {
+			t.Errorf("%T, size %d: the full subscription held %d values, want %d", *new(T), size, n, size)
+		}
+		if n := len(takeAll(room)); n != size+1 {
+			t.Errorf("%T, size %d: the subscription with room held %d values, want %d", *new(T), size, n, size+1)
+		}
+		c1()
+		c2()
 	}
 }
