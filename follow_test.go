@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -39,6 +40,59 @@ func fSeq(from, to uint64) []uint64 {
 func fReadAll(f *topic.Follower[fOrder], n int) []topic.Record[fOrder] {
 	var all []topic.Record[fOrder]
 	buf := make([]topic.Record[fOrder], n)
+	for {
+		k := f.Read(buf)
+		if k == 0 {
+			return all
+		}
+		all = append(all, buf[:k]...)
+	}
+}
+
+// fVal is a retained type of the follower tests, beside fOrder.
+type fVal struct{ N int }
+
+// fWithin runs fn on a goroutine of its own and fails t if it has not
+// returned within d: a hang fails instead of blocking the test binary.
+func fWithin(t *testing.T, d time.Duration, what string, fn func()) bool {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		t.Errorf("%s: still running after %v (deadlock)", what, d)
+		return false
+	}
+}
+
+// recordOffsets returns the offsets of recs, of any type (see fOffsets).
+func recordOffsets[T any](recs []topic.Record[T]) []uint64 {
+	var os []uint64
+	for _, r := range recs {
+		os = append(os, r.Offset)
+	}
+	return os
+}
+
+// offsetRange returns the offsets from from to to-1 (as fSeq does).
+func offsetRange(from, to uint64) []uint64 {
+	var os []uint64
+	for o := from; o < to; o++ {
+		os = append(os, o)
+	}
+	return os
+}
+
+// readAllOf reads everything f can read now, in batches of n (see
+// fReadAll).
+func readAllOf[T any](f *topic.Follower[T], n int) []topic.Record[T] {
+	var all []topic.Record[T]
+	buf := make([]topic.Record[T], n)
 	for {
 		k := f.Read(buf)
 		if k == 0 {
@@ -499,4 +553,245 @@ func TestFollowersUnderConcurrentPublishersSeeksAndTrims(t *testing.T) {
 	for _, st := range b.Subscriptions() {
 		t.Errorf("%s still listed after Close", st.Name)
 	}
+}
+
+// Broker.Follow of a Record type panics, and leaves no follower registered
+// that no one can close.
+func TestFollowOfARecordTypeLeavesNothing(t *testing.T) {
+	var b topic.Broker
+	b.Retain[fOrder](topic.Retention{Count: 10})
+	msg, panicked := panicMessage(func() {
+		b.Follow(topic.Name[topic.Record[fOrder]]("r"))
+	})
+	if !panicked || !strings.HasPrefix(msg, "topic: Follow of topic.Record[") {
+		t.Errorf("Follow[Record[fOrder]]: panicked %v: %q, want a topic: panic naming the record type", panicked, msg)
+	}
+	if n := len(b.Subscriptions()); n != 0 {
+		t.Errorf("%d subscriptions listed after the Follow of a record type", n)
+	}
+	// the name must be free
+	msg2, p2 := panicMessage(func() {
+		f := b.Follow(topic.Name[fOrder]("r"))
+		f.Close()
+	})
+	if p2 {
+		t.Errorf("name still live: %s", msg2)
+	}
+}
+
+// Commit panics for an offset the follower has not read, does nothing
+// below what it committed, and a follower started again under the name
+// resumes after the last commit; Seek by name moves it, and a second live
+// follower of the name panics.
+func TestFollowCommitTakesOnlyWhatWasReadAndResumesAfterIt(t *testing.T) {
+	var b topic.Broker
+	b.Retain[fOrder](topic.Retention{Count: 100})
+	for n := range 10 {
+		b.Publish(fOrder{n})
+	}
+	f := b.Follow(topic.Name[fOrder]("c"), topic.Replay[fOrder](topic.At(5)))
+	if _, p := panicMessage(func() { f.Commit(5) }); !p {
+		t.Error("commit of an unread offset did not panic")
+	}
+	buf := make([]topic.Record[fOrder], 2)
+	f.Read(buf) // 5, 6
+	if _, p := panicMessage(func() { f.Commit(7) }); !p {
+		t.Error("commit of 7 did not panic")
+	}
+	if _, p := panicMessage(func() { f.Commit(2) }); !p {
+		t.Log("commit of 2, never read (below the start), did not panic")
+	}
+	f.Commit(6)
+	f.Commit(5)
+	if c, ok := f.Committed(); c != 6 || !ok {
+		t.Errorf("committed %d %v", c, ok)
+	}
+	f.Close()
+	g := b.Follow(topic.Name[fOrder]("c"), topic.Replay[fOrder](topic.Earliest()))
+	defer g.Close()
+	if got := fOffsets(fReadAll(g, 3)); !slices.Equal(got, fSeq(7, 10)) {
+		t.Errorf("resumed at %v", got)
+	}
+	if !b.Seek[fOrder]("c", 2) {
+		t.Error("Seek by name found none")
+	}
+	if got := fOffsets(fReadAll(g, 3)); !slices.Equal(got, fSeq(2, 10)) {
+		t.Errorf("after Seek(2): %v", got)
+	}
+	if _, p := panicMessage(func() { b.Follow(topic.Name[fOrder]("c")) }); !p {
+		t.Error("a second live name did not panic")
+	}
+	if n := len(b.Subscriptions()); n != 1 {
+		t.Errorf("%d subscriptions", n)
+	}
+}
+
+// Close frees the name "with its committed offset kept". A late Commit
+// through the closed follower must not move the offset of the name, which
+// another follower now holds: the next follower under the name would skip
+// what the live one never handled.
+func TestFollowCommitAfterCloseLeavesTheNameAlone(t *testing.T) {
+	var b topic.Broker
+	b.Retain[fVal](topic.Retention{Count: 100})
+	for n := range 10 {
+		b.Publish(fVal{n})
+	}
+	f1 := b.Follow(topic.Name[fVal]("n"), topic.Replay[fVal](topic.Earliest()))
+	readAllOf(f1, 10) // 0 to 9, not committed
+	f1.Close()
+	f2 := b.Follow(topic.Name[fVal]("n"), topic.Replay[fVal](topic.Earliest()))
+	buf := make([]topic.Record[fVal], 5)
+	f2.Read(buf) // 0 to 4
+	f2.Commit(4)
+	_, p := panicMessage(func() { f1.Commit(9) }) // late, through the closed follower
+	f2.Close()
+	f3 := b.Follow(topic.Name[fVal]("n"))
+	defer f3.Close()
+	if got := recordOffsets(readAllOf(f3, 10)); !slices.Equal(got, offsetRange(5, 10)) {
+		t.Errorf("the name resumed with %v, want 5 to 9 (f2 committed 4; f1 was closed; its Commit panicked: %v)", got, p)
+	}
+}
+
+// Commit panics for an offset the follower has not reached, and takes one
+// it passed over by a Seek forward, as a commit after it would have.
+func TestFollowCommitAfterASeekForward(t *testing.T) {
+	var b topic.Broker
+	b.Retain[fVal](topic.Retention{Count: 100})
+	for i := range 10 {
+		b.Publish(fVal{i})
+	}
+	f := b.Follow(topic.Name[fVal]("s"), topic.Replay[fVal](topic.Earliest()))
+	f.Seek(7)
+	buf := make([]topic.Record[fVal], 2)
+	if n := f.Read(buf); n != 2 || buf[0].Offset != 7 {
+		t.Fatalf("Read: %d from %d, want 2 from 7", n, buf[0].Offset)
+	}
+	if _, p := panicMessage(func() { f.Commit(9) }); !p {
+		t.Error("Commit(9), which the follower has not reached, did not panic")
+	}
+	if msg, p := panicMessage(func() { f.Commit(2) }); p {
+		t.Errorf("Commit(2), passed over by the Seek: %s", msg)
+	}
+	f.Close()
+	again := b.Follow(topic.Name[fVal]("s"))
+	defer again.Close()
+	if again.Offset() != 3 {
+		t.Errorf("resumed at %d, want 3, after the commit of 2", again.Offset())
+	}
+}
+
+// Close wakes every goroutine waiting on the follower, even two at once
+// (Wait and Next from two goroutines, which the Follower's doc does not
+// allow: what it does is still defined).
+func TestFollowCloseWakesEveryWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[fVal](topic.Retention{Count: 4})
+		f := b.Follow[fVal]()
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		wg.Go(func() { errs[0] = f.Wait(context.Background()) })
+		wg.Go(func() { _, errs[1] = f.Next(context.Background()) })
+		wg.Go(func() { errs[2] = f.Wait(context.Background()) })
+		synctest.Wait()
+		f.Close()
+		wg.Wait()
+		for i, err := range errs {
+			if err != topic.ErrClosed {
+				t.Errorf("waiter %d: %v, want ErrClosed", i, err)
+			}
+		}
+	})
+}
+
+// A pull follower's OnLoss runs on the goroutine that reads; calls back into
+// the follower and the broker from there (Seek, Commit, Subscriptions,
+// Follow, Close, Shutdown) return.
+func TestFollowPullFollowersOnLossMayCallBack(t *testing.T) {
+	for _, what := range []string{"Seek", "Commit", "Follow", "Subscriptions", "Close", "Shutdown"} {
+		t.Run(what, func(t *testing.T) {
+			var b topic.Broker
+			b.Retain[fVal](topic.Retention{Count: 2})
+			var f *topic.Follower[fVal]
+			var inside atomic.Int32
+			f = b.Follow(topic.Name[fVal]("p"), topic.Replay[fVal](topic.Earliest()), topic.OnLoss(func(l topic.Loss[fVal]) {
+				if l.Cause != topic.Skipped || inside.Add(1) != 1 {
+					return
+				}
+				switch what {
+				case "Seek":
+					f.Seek(0)
+					b.Seek[fVal]("p", 0)
+				case "Commit":
+					f.Commit(0)
+				case "Follow":
+					g := b.Follow[fVal]()
+					g.Close()
+				case "Subscriptions":
+					b.Subscriptions()
+				case "Close":
+					f.Close()
+				case "Shutdown":
+					b.Shutdown(context.Background())
+				}
+			}))
+			b.Publish(fVal{0})
+			buf := make([]topic.Record[fVal], 1)
+			f.Read(buf)
+			for n := 1; n <= 10; n++ {
+				b.Publish(fVal{n})
+			}
+			fWithin(t, 10*time.Second, what+" from OnLoss", func() {
+				readAllOf(f, 4)
+				f.Close()
+				b.Shutdown(context.Background())
+			})
+			if g := b.Goroutines(); g != 0 {
+				t.Errorf("%d goroutines after Shutdown", g)
+			}
+		})
+	}
+}
+
+// Shutdown: what is published after it is counted Closed on each follower,
+// of T and of Record[T], pull, channel and handler.
+func TestFollowShutdownCountsClosedOnEveryFollower(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[fOrder](topic.Retention{Count: 100})
+		var onLoss atomic.Int64
+		ol := func(l topic.Loss[fOrder]) {
+			if l.Cause == topic.Closed {
+				onLoss.Add(1)
+			}
+		}
+		olr := func(l topic.Loss[topic.Record[fOrder]]) {
+			if l.Cause == topic.Closed {
+				onLoss.Add(1)
+			}
+		}
+		b.Follow(topic.Name[fOrder]("pull"), topic.OnLoss(ol))
+		b.Subscribe(topic.Follow[fOrder](), topic.Name[fOrder]("ch"), topic.OnLoss(ol))
+		b.Subscribe(topic.Follow[topic.Record[fOrder]](), topic.Name[topic.Record[fOrder]]("chrec"), topic.OnLoss(olr))
+		b.Handle(func(context.Context, fOrder) error { return nil }, topic.Follow[fOrder](), topic.Name[fOrder]("h"), topic.OnLoss(ol))
+		b.Handle(func(context.Context, topic.Record[fOrder]) error { return nil }, topic.Follow[topic.Record[fOrder]](), topic.Name[topic.Record[fOrder]]("hrec"), topic.OnLoss(olr))
+		if err := b.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		b.Publish(fOrder{1})
+		b.Append(fOrder{2})
+		synctest.Wait()
+		subs := b.Subscriptions()
+		if len(subs) != 5 {
+			t.Errorf("%d subscriptions after Shutdown, want 5", len(subs))
+		}
+		for _, st := range subs {
+			if st.Lost.Closed != 2 || st.Lost.Total() != 2 {
+				t.Errorf("%s: lost %+v, want Closed 2", st.Name, st.Lost)
+			}
+		}
+		if onLoss.Load() != 10 {
+			t.Errorf("OnLoss told %d Closed, want 10", onLoss.Load())
+		}
+	})
 }
