@@ -114,7 +114,7 @@ func newRing[T any](cap int) *ring[T] {
 // (days, at any rate a log reaches) while one reader is between loading the
 // tail and pinning. Past that bound a gone chunk may read as not yet (which
 // readers treat alike); a value of another offset needs a stall of 2^47.
-// TestReviewRingWritesAcrossNameWraps writes and reads rings across 2^47,
+// TestRingWritesAcrossNameWraps writes and reads rings across 2^47,
 // 2^48 and 2^63 and up to the end of uint64 (a log's tail ends at 2^62).
 func chunkName(first uint64) uint64 { return first&nameMask + 1 }
 
