@@ -77,6 +77,13 @@ func TestFollowWaitDuringACommittedReReadWaits(t *testing.T) {
 // value is oldest); a read reads the values kept from the position on, and
 // skips nothing. Time moves in steps of 0 or more than AckWait/64, so that
 // runs of reads are made at one instant (see readMark).
+// A modelRead is a read the model's follower has not committed: the
+// offsets [first, end) and the time it was read at.
+type modelRead struct {
+	first, end uint64
+	at         time.Duration
+}
+
 type keyedAckModel struct {
 	count  int
 	vals   []ackKv
@@ -86,7 +93,7 @@ type keyedAckModel struct {
 	wait   time.Duration
 	// the follower
 	pos, committed, delivered uint64
-	unacked                   []refRead
+	unacked                   []modelRead
 	replayTo                  uint64
 	name                      uint64 // committed under the name, plus one
 }
@@ -151,7 +158,7 @@ func (m *keyedAckModel) read(n int) []topic.Record[ackKv] {
 		if k := len(m.unacked); k > 0 && m.unacked[k-1].end == first && m.unacked[k-1].at == m.now {
 			m.unacked[k-1].end = end
 		} else {
-			m.unacked = append(m.unacked, refRead{first, end, m.now})
+			m.unacked = append(m.unacked, modelRead{first, end, m.now})
 		}
 	}
 	return recs

@@ -1,4 +1,4 @@
-package topic_test
+package reference_test
 
 import (
 	"cmp"

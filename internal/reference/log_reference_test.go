@@ -1,4 +1,4 @@
-package topic_test
+package reference_test
 
 import (
 	"fmt"
@@ -529,4 +529,15 @@ func TestLogMatchesReferenceRandom(t *testing.T) {
 	for _, s := range logSeeds {
 		logRun(t, s, 4)
 	}
+}
+
+// panicMessage calls f and reports whether it panicked, and with what.
+func panicMessage(f func()) (msg string, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg, panicked = fmt.Sprint(r), true
+		}
+	}()
+	f()
+	return "", false
 }
