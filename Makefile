@@ -20,6 +20,8 @@ ifndef MODULES
 MODULES  := $(sort $(patsubst ./%,%,$(patsubst %/,%,$(dir $(shell find . -name go.mod -not -path './tools/*' -not -path './$(DIST)/*' -not -path '*/testdata/*')))))
 endif
 PKG      ?= ./...
+# The packages of every module, named from the root (the workspace holds them).
+WORKPKGS  = ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
 RUN      ?= .
 BENCH    ?= .
 COUNT    ?=
@@ -28,9 +30,15 @@ FUZZTIME ?= 10s
 FUZZMIN  ?= 1s
 FUZZ     ?= FuzzBrokerMatchesReference FuzzLogMatchesReference
 COVERMIN ?= 95
+CORE      = github.com/seedaa7df82c/topic
+RACECOUNT ?= -count=1
+# Where race and cover write their JSON, plain log and failed tests' output
+# (make check: dist/check).
+TESTOUT  ?= $(DIST)
 # The tag that leaves out the thousand types of the sweep benchmarks
 # (bench_sweep_test.go): a minute of every test build and of staticcheck,
-# saved where no benchmark runs. smoke, vet and the benchmark targets keep them.
+# saved where no benchmark runs: test, race and staticcheck leave them out;
+# cover builds them, so that smoke runs the benchmarks from the same build.
 NOSWEEPS ?= -tags topic_nosweeps
 PROF     ?= cpu
 REV      ?=
@@ -44,7 +52,7 @@ benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape lint vet staticcheck fmt-check fuzz smoke demo browser check clean compare race-cached layout tools
+	escape lint vet staticcheck fmt-check fuzz smoke demo browser check clean compare layout tools
 
 all: check
 
@@ -54,11 +62,8 @@ $(DIST):
 test: ## run the tests of every module
 	$(call each,$(GO) test $(NOSWEEPS) $(call count) -run '$(RUN)' $(PKG))
 
-race: ## run the tests of every module under the race detector, uncached
-	$(call each,$(GO) test $(NOSWEEPS) -race $(call count,1) -run '$(RUN)' $(PKG))
-
-race-cached: ## the tests of every module under the race detector, verbose, cached when nothing changed (for check)
-	$(call each,$(GO) test $(NOSWEEPS) -race -v $(call count) -run '$(RUN)' $(PKG))
+race: | $(DIST) ## the tests of every module under the race detector, uncached (RACECOUNT= caches them); a failed test's output in TESTOUT/race-failed/
+	@MODULES='$(MODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) -race $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
 
 tools: ## vet, staticcheck and test the developer tools' own code (tools/cmd, tools/internal), outside the workspace
 	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(TOOL) staticcheck ./... && GOWORK=off $(GO) test $(call count) ./...
@@ -68,13 +73,13 @@ layout: ## fail if a module's go.mod replaces the core (it must require a releas
 		echo "a go.mod replaces the core: use the go.work workspace instead (README, Releasing)"; exit 1; fi
 	@test -f go.work || { echo "go.work is missing"; exit 1; }
 
-cover: | $(DIST) ## coverage profile of the package and its total; fails under COVERMIN%
-	$(GO) test $(NOSWEEPS) -coverprofile=$(DIST)/cover.out -run '$(RUN)' .
+cover: | $(DIST) ## coverage of the core by its tests and the reference's; fails under COVERMIN%; built with the sweeps, so that smoke reuses the build
+	@MODULES=. bash scripts/gotest cover $(TESTOUT) -cover -coverpkg=$(CORE) -coverprofile=$(abspath $(DIST))/cover.out -run '$(RUN)' . ./internal/reference
 	@$(GO) tool cover -func=$(DIST)/cover.out | tail -n 1 | tee $(DIST)/cover.txt
 	@awk -v min=$(COVERMIN) '{ sub(/%/, "", $$NF); if ($$NF + 0 < min) { print "coverage " $$NF "% is under " min "%"; exit 1 } }' $(DIST)/cover.txt
 
-report: | $(DIST) ## HTML of the coverage profile (made if missing) in dist/cover.html
-	@test -f $(DIST)/cover.out || $(GO) test $(NOSWEEPS) -coverprofile=$(DIST)/cover.out -run '$(RUN)' .
+report: | $(DIST) ## HTML of the coverage profile (made by make cover if missing) in dist/cover.html
+	@test -f $(DIST)/cover.out || $(MAKE) --no-print-directory cover
 	$(GO) tool cover -html=$(DIST)/cover.out -o $(DIST)/cover.html
 	@echo "open $(DIST)/cover.html"
 
@@ -118,22 +123,24 @@ escape: | $(DIST) ## escape analysis of the package and its instantiations, heap
 
 lint: vet staticcheck ## go vet and staticcheck on every module
 
-vet: ## go vet on every module, and the core built for 32-bit platforms (386, arm)
-	$(call each,$(GO) vet ./...)
+vet: ## go vet on the packages of every module, and the core built for 32-bit platforms (386, arm)
+	$(GO) vet $(WORKPKGS)
 	GOARCH=386 $(GO) build . && GOARCH=arm $(GO) build .
 
-staticcheck: ## staticcheck on every module
-	$(call each,$(TOOL) staticcheck $(NOSWEEPS) ./...)
+staticcheck: ## staticcheck on the packages of every module, in one run
+	$(TOOL) staticcheck $(NOSWEEPS) $(WORKPKGS)
 
 fmt-check: ## fail, listing them, if any Go file needs gofmt
 	@files=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .) || exit 1; \
 	if [ -n "$$files" ]; then echo "gofmt needed (run go fmt ./... in its module):"; echo "$$files"; exit 1; fi
 
-fuzz: ## fuzz each target of FUZZ against its reference for FUZZTIME; FUZZMIN caps each minimization (default 60s ate the budget)
-	set -e; for f in $(FUZZ); do $(GO) test $(NOSWEEPS) -run '^$$' -fuzz "^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .; done
+fuzz: ## fuzz each target of FUZZ against its reference model for FUZZTIME (one build, internal/reference); FUZZMIN caps each minimization
+	set -e; cd internal/reference; for f in $(FUZZ); do $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .; done
 
-smoke: ## every benchmark of every module once, so none rots
-	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x ./...)
+smoke: | $(DIST) ## every benchmark of every module once, so none rots; the core's from the build of make cover
+	$(GO) test -c -cover -coverpkg=$(CORE) -o $(DIST)/smoke.test .
+	$(DIST)/smoke.test -test.run='^$$' -test.bench=. -test.benchtime=1x -test.gocoverdir=$$(mktemp -d)
+	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x $$($(GO) list ./... | grep -vx '$(CORE)'))
 
 demo: ## run the demo program, then serve a busy broker's debug page on SERVE (127.0.0.1:PORT; PORT=0 a free port) until interrupted; SERVE= only runs it
 	$(GO) run ./cmd/topic-demo $(if $(SERVE),-serve $(SERVE))

@@ -4,6 +4,7 @@ go 1.27
 
 tool (
 	github.com/google/pprof
+	github.com/seedaa7df82c/topic/tools/cmd/testreport
 	golang.org/x/perf/cmd/benchstat
 	honnef.co/go/tools/cmd/staticcheck
 )
