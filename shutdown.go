@@ -438,7 +438,13 @@ func (d *drain) cutShort(err error) {
 // outcome.
 func (d *drain) seal(err error) {
 	if err == nil {
-		d.cutOnce.Do(func() {}) // decided: no cut from now on
+		// Decided: no cut from now on. Unless a cut came first: cutShort
+		// discards in the handlers before it closes d.cut, so a handler can
+		// answer as idle, and quiet find them quiescent, in between. Once
+		// Do returns, a cut that came first has set cutErr, and it is the
+		// outcome: the context ended before the drain did.
+		d.cutOnce.Do(func() {})
+		err = d.cutErr
 	}
 	b := d.b
 	b.mu.Lock()
