@@ -31,6 +31,8 @@ FUZZMIN  ?= 1s
 FUZZ     ?= FuzzBrokerMatchesReference FuzzLogMatchesReference
 COVERMIN ?= 95
 CORE      = github.com/seedaa7df82c/topic
+# The code the coverage counts: the core and its mechanisms under internal/.
+COVERPKG ?= $(CORE),$(CORE)/internal/ring
 RACECOUNT ?= -count=1
 # Where race and cover write their JSON, plain log and failed tests' output
 # (make check: dist/check).
@@ -73,8 +75,8 @@ layout: ## fail if a module's go.mod replaces the core (it must require a releas
 		echo "a go.mod replaces the core: use the go.work workspace instead (README, Releasing)"; exit 1; fi
 	@test -f go.work || { echo "go.work is missing"; exit 1; }
 
-cover: | $(DIST) ## coverage of the core by its tests and the reference's; fails under COVERMIN%; built with the sweeps, so that smoke reuses the build
-	@MODULES=. bash scripts/gotest cover $(TESTOUT) -cover -coverpkg=$(CORE) -coverprofile=$(abspath $(DIST))/cover.out -run '$(RUN)' . ./internal/reference
+cover: | $(DIST) ## coverage of the core and its mechanisms by their tests and the reference's; fails under COVERMIN%; built with the sweeps, so that smoke reuses the build
+	@MODULES=. bash scripts/gotest cover $(TESTOUT) -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out -run '$(RUN)' . ./internal/reference ./internal/ring
 	@$(GO) tool cover -func=$(DIST)/cover.out | tail -n 1 | tee $(DIST)/cover.txt
 	@awk -v min=$(COVERMIN) '{ sub(/%/, "", $$NF); if ($$NF + 0 < min) { print "coverage " $$NF "% is under " min "%"; exit 1 } }' $(DIST)/cover.txt
 
@@ -117,7 +119,7 @@ top: $(PROF) ## profile (PROF=cpu|mem), then the top functions
 
 escape: | $(DIST) ## escape analysis of the package and its instantiations, heap lines shown once each
 	$(GO) test -c -o $(DIST)/escape.test -gcflags='-m=1' . 2>$(DIST)/escape.txt
-	@grep -E '^\./[^/]+\.go:.*(escapes to heap|moved to heap)' $(DIST)/escape.txt | grep -v '_test\.go:' \
+	@grep -E '^\./([^/]+|internal/[^/]+/[^/]+)\.go:.*(escapes to heap|moved to heap)' $(DIST)/escape.txt | grep -v '_test\.go:' \
 	| sed -E 's/\[go\.shape[^]]*(\[[^]]*\])?[^]]*\]/[…]/g' | sort -t: -k1,1 -k2,2n -k3,3n \
 	| awk -F: '!seen[$$1 FS $$2 FS $$3]++' | tee $(DIST)/escape-topic.txt
 
@@ -138,7 +140,7 @@ fuzz: ## fuzz each target of FUZZ against its reference model for FUZZTIME (one 
 	set -e; cd internal/reference; for f in $(FUZZ); do $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .; done
 
 smoke: | $(DIST) ## every benchmark of every module once, so none rots; the core's from the build of make cover
-	$(GO) test -c -cover -coverpkg=$(CORE) -o $(DIST)/smoke.test .
+	$(GO) test -c -cover -coverpkg=$(COVERPKG) -o $(DIST)/smoke.test .
 	$(DIST)/smoke.test -test.run='^$$' -test.bench=. -test.benchtime=1x -test.gocoverdir=$$(mktemp -d)
 	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x $$($(GO) list ./... | grep -vx '$(CORE)'))
 

@@ -4,6 +4,8 @@ package topic
 // ring (or a keyed log) without the sequencing point, what it skipped told,
 // and the position moved.
 
+import "github.com/seedaa7df82c/topic/internal/ring"
+
 // read reads up to len(buf) records from the position on, without waiting.
 func (f *follower[T]) read(buf []Record[T]) int {
 	if len(buf) == 0 {
@@ -48,23 +50,23 @@ func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 		}
 		n := 0
 		s := f.slot
-		if o != f.lastEnd || r.n != f.size {
-			s = r.index(o)
+		if o != f.lastEnd || r.Size() != f.size {
+			s = r.Index(o)
 		}
 		for o < tail && n < len(buf) { // s is the slot of o
-			run, st := r.pinAt(o, s)
-			if st != readOK {
+			run, st := r.PinAt(o, s)
+			if st != ring.OK {
 				if n > 0 {
 					break // trimmed since, after what was read: the next read tells
 				}
-				skipped, o, s = skipped+1, o+1, r.next(s)
+				skipped, o, s = skipped+1, o+1, r.Next(s)
 				continue
 			}
-			// A run of o's chunk, under one count (see ring).
+			// A run of o's chunk, under one count (see ring.Ring).
 			end, pinned := min(tail, o+run, o+uint64(len(buf)-n)), s
 			for ; o < end; o, s = o+1, s+1 {
-				c := &r.cells[s]
-				if l.expired(c.nanos, now) {
+				c := r.Cell(s)
+				if l.expired(c.Nanos, now) {
 					if n > 0 {
 						break
 					}
@@ -75,11 +77,11 @@ func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 				// stack and then copied, and the copy's 16-byte loads
 				// wait for the 8-byte stores that built it.
 				p := &buf[n]
-				p.Offset, p.Time, p.Value, p.Skipped = o, l.timeOf(c.nanos), c.v, 0
+				p.Offset, p.Time, p.Value, p.Skipped = o, l.timeOf(c.Nanos), c.Value, 0
 				n++
 			}
-			r.unpin(pinned)
-			if s == r.n {
+			r.Unpin(pinned)
+			if s == r.Size() {
 				s = 0 // a run ends at the ring's end at the latest
 			}
 			if o < end {
@@ -95,7 +97,7 @@ func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 				continue // a Seek moved the position meanwhile: read from there
 			}
 		}
-		f.lastEnd, f.size, f.slot = o, r.n, s
+		f.lastEnd, f.size, f.slot = o, r.Size(), s
 		if skipped > 0 {
 			f.tell(first, skipped)
 		}

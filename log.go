@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"sync/atomic"
 	"time"
+
+	"github.com/seedaa7df82c/topic/internal/ring"
 )
 
 // logCore is the part of a retained type's log that does not depend on the
@@ -46,16 +48,16 @@ const cacheLine = 64
 //
 // Publications append under the sequencing point, mu, which orders them;
 // readers (Read, followers, a replay's copy through a From source) read the
-// ring without it (see ring). The tail is published by letting go of mu,
-// after the value it counts has been written, and the ring is stored before
-// any value is written in it, so a reader that loads the tail, then the
-// ring, finds every offset below the tail in that ring, or gone.
+// ring without it (see ring.Ring). The tail is published by letting go of
+// mu, after the value it counts has been written, and the ring is stored
+// before any value is written in it, so a reader that loads the tail, then
+// the ring, finds every offset below the tail in that ring, or gone.
 type logOf[T any] struct {
 	logCore
 	// ring follows mu and last, on their cache line: a publication takes
 	// that one line from the core that published before it, rather than
 	// two, and readers load the tail and the ring once per read.
-	ring atomic.Pointer[ring[T]] // grows by doubling, from 8 to limit.Count; stored under mu
+	ring atomic.Pointer[ring.Ring[T]] // grows by doubling, from 8 to limit.Count; stored under mu
 	_    [cacheLine - 8]byte
 	// aged is the offset below which values are older than limit.Age, as
 	// far as a trim has found; it only grows.
@@ -81,7 +83,7 @@ func newLog[T any](r Retention, rec *entry) *logOf[T] {
 	l := &logOf[T]{}
 	l.limit, l.impl, l.rec, l.epoch, l.wall = r, l, rec, now, now.Round(0)
 	l.clock.epoch = now
-	l.ring.Store(newRing[T](min(8, r.Count)))
+	l.ring.Store(ring.New[T](min(8, r.Count)))
 	return l
 }
 
@@ -119,26 +121,26 @@ func (l *logOf[T]) appendLocked(v T, nanos int64) (uint64, int64) {
 	if l.limit.Age > 0 {
 		l.trimLocked(r, o, nanos)
 	}
-	if r.cap < l.limit.Count && o >= uint64(r.cap) {
+	if r.Cap() < l.limit.Count && o >= uint64(r.Cap()) {
 		// The ring holds all it can keep: double it first.
-		n := newRing[T](min(2*r.cap, l.limit.Count))
-		r.copyInto(n, o-uint64(r.cap), o)
+		n := ring.New[T](min(2*r.Cap(), l.limit.Count))
+		r.CopyInto(n, o-uint64(r.Cap()), o)
 		l.ring.Store(n) // before any write in it: see logOf
 		r = n
-		l.slot = n.index(o)
+		l.slot = n.Index(o)
 	}
-	if l.slot&r.last == 0 {
-		r.enter(o, l.slot) // the first slot of a chunk
+	if l.slot&r.Mask() == 0 {
+		r.Enter(o, l.slot) // the first slot of a chunk
 	}
-	r.put(l.slot, nanos, v)
-	l.slot = r.next(l.slot)
+	r.Put(l.slot, nanos, v)
+	l.slot = r.Next(l.slot)
 	l.mu.next = o + 1 // published after the write, by Unlock: see logOf
 	return o, nanos
 }
 
 // trimLocked moves aged past the values older than the age bound, up to
 // tail; r is the ring, whose one writer is the caller.
-func (l *logOf[T]) trimLocked(r *ring[T], tail uint64, now int64) {
+func (l *logOf[T]) trimLocked(r *ring.Ring[T], tail uint64, now int64) {
 	if l.limit.Age <= 0 {
 		return // (appendLocked checks it first, sparing the call)
 	}
@@ -149,12 +151,12 @@ func (l *logOf[T]) trimLocked(r *ring[T], tail uint64, now int64) {
 	}
 	// The slot of a from that of tail, l.slot, without a division: tail-a
 	// is less than the ring's size.
-	s := l.slot + r.n - (tail - a)
-	if s >= r.n {
-		s -= r.n
+	s := l.slot + r.Size() - (tail - a)
+	if s >= r.Size() {
+		s -= r.Size()
 	}
-	for a < tail && r.cells[s].nanos < oldest {
-		a, s = a+1, r.next(s)
+	for a < tail && r.Cell(s).Nanos < oldest {
+		a, s = a+1, r.Next(s)
 	}
 	l.raiseAged(a)
 }
@@ -185,8 +187,8 @@ func (l *logOf[T]) agedOut(tail uint64) {
 // last to expire, so then every value below tail has. False if it is
 // trimmed since: a value after it is kept.
 func (l *logOf[T]) lastExpired(tail uint64) bool {
-	_, nanos, st := l.ring.Load().read(tail - 1)
-	return st == readOK && l.expired(nanos, l.stamp())
+	_, nanos, st := l.ring.Load().Read(tail - 1)
+	return st == ring.OK && l.expired(nanos, l.stamp())
 }
 
 // oldest returns the time of the oldest value kept at now.
@@ -211,10 +213,10 @@ func (l *logOf[T]) eachLocked(from, tail uint64, f func(o uint64, nanos int64, v
 		return
 	}
 	r := l.ring.Load()
-	s := r.index(from)
+	s := r.Index(from)
 	for o := from; o < tail; o++ {
-		c := &r.cells[s]
-		f(o, c.nanos, c.v)
-		s = r.next(s)
+		c := r.Cell(s)
+		f(o, c.Nanos, c.Value)
+		s = r.Next(s)
 	}
 }

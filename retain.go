@@ -3,6 +3,8 @@ package topic
 import (
 	"reflect"
 	"time"
+
+	"github.com/seedaa7df82c/topic/internal/ring"
 )
 
 // Retention bounds what the broker keeps of a retained type: at most Count
@@ -164,28 +166,28 @@ func (b *Broker) Read[T any](from uint64, max int) (recs []Record[T], next uint6
 	}
 	o := from
 	for o < tail && len(recs) < max {
-		s, run, st := r.pin(o)
-		if st != readOK {
+		s, run, st := r.Pin(o)
+		if st != ring.OK {
 			if len(recs) > 0 {
 				break // trimmed since, after what was read: the next Read tells
 			}
 			skipped, o = skipped+1, o+1 // trimmed before the first record
 			continue
 		}
-		// A run of o's chunk, under one count (see ring).
+		// A run of o's chunk, under one count (see ring.Ring).
 		end, t := min(tail, o+run, o+uint64(max-len(recs))), s
 		for ; o < end; o, t = o+1, t+1 {
-			c := &r.cells[t]
-			if l.expired(c.nanos, now) {
+			c := r.Cell(t)
+			if l.expired(c.Nanos, now) {
 				if len(recs) > 0 {
 					break
 				}
 				skipped++ // trimmed by age before the first record
 				continue
 			}
-			recs = append(recs, Record[T]{Offset: o, Time: l.timeOf(c.nanos), Value: c.v})
+			recs = append(recs, Record[T]{Offset: o, Time: l.timeOf(c.Nanos), Value: c.Value})
 		}
-		r.unpin(s)
+		r.Unpin(s)
 		if o < end {
 			break // an expired value after what was read: the next Read tells
 		}

@@ -142,8 +142,8 @@ func TestRingFollowerMatchesItsModel(t *testing.T) {
 							t.Fatalf("%s: position %d, want %d", what, got, mo.pos)
 						}
 						r := m.l.ring.Load()
-						if x.f.size == r.n && x.f.slot != r.index(x.f.lastEnd) {
-							t.Fatalf("%s: cached slot %d of %d in a ring of %d, want %d", what, x.f.slot, x.f.lastEnd, r.n, r.index(x.f.lastEnd))
+						if x.f.size == r.Size() && x.f.slot != r.Index(x.f.lastEnd) {
+							t.Fatalf("%s: cached slot %d of %d in a ring of %d, want %d", what, x.f.slot, x.f.lastEnd, r.Size(), r.Index(x.f.lastEnd))
 						}
 					}
 				}

@@ -1,20 +1,22 @@
 package topic
 
-// Tests of the chunked ring (ring.go) and of a log's writer on it
-// (appendLocked, trimLocked): chunks, pins and the spare chunk. Every value
-// is its offset, so a copy from the wrong slot, or a slot written while
-// copied, shows as a value that is not its offset (or as a race under
-// -race).
+// Tests of a log's writer on the chunked ring (internal/ring):
+// appendLocked and trimLocked, with readers pinning chunks as followers,
+// Read and replays do, and the spare chunk. Every value is its offset, so
+// a copy from the wrong slot, or a slot written while copied, shows as a
+// value that is not its offset (or as a race under -race). The ring's own
+// tests are beside it.
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seedaa7df82c/topic/internal/ring"
 )
 
 // TestRingReadersNeverSeeAWrongValue has one writer append offsets through
@@ -47,12 +49,12 @@ func TestRingReadersNeverSeeAWrongValue(t *testing.T) {
 						r := l.ring.Load() // after tail: see logOf
 						back := k % (uint64(count) + 2)
 						o := tail - 1 - min(back, tail-1)
-						s, run, st := r.pin(o)
+						s, run, st := r.Pin(o)
 						switch st {
-						case readNotYet:
+						case ring.NotYet:
 							t.Errorf("offset %d below tail %d not yet written", o, tail)
 							return
-						case readGone:
+						case ring.Gone:
 							if now := l.mu.tail(); o+uint64(count) >= now {
 								t.Errorf("offset %d gone at tail %d, with %d kept", o, now, count)
 								return
@@ -61,11 +63,11 @@ func TestRingReadersNeverSeeAWrongValue(t *testing.T) {
 							continue
 						}
 						for j := uint64(0); j < run && o+j < tail; j++ {
-							if c := r.cells[s+j]; c.v != o+j || c.nanos != int64(o+j) {
-								t.Errorf("slot of offset %d holds %d (time %d)", o+j, c.v, c.nanos)
+							if c := r.Cell(s + j); c.Value != o+j || c.Nanos != int64(o+j) {
+								t.Errorf("slot of offset %d holds %d (time %d)", o+j, c.Value, c.Nanos)
 							}
 						}
-						r.unpin(s)
+						r.Unpin(s)
 						reads.Add(1)
 					}
 				})
@@ -78,10 +80,10 @@ func TestRingReadersNeverSeeAWrongValue(t *testing.T) {
 				// The oldest value kept is still there.
 				if h := l.head(o + 1); true {
 					r := l.ring.Load()
-					if s, _, st := r.pin(h); st != readOK {
+					if s, _, st := r.Pin(h); st != ring.OK {
 						t.Fatalf("at tail %d, the oldest kept, %d, reads %d", o+1, h, st)
 					} else {
-						r.unpin(s)
+						r.Unpin(s)
 					}
 				}
 				l.mu.Unlock()
@@ -111,25 +113,6 @@ func TestRingReadersNeverSeeAWrongValue(t *testing.T) {
 			}
 			t.Logf("%d reads, %d gone", reads.Load(), gone.Load())
 		})
-	}
-}
-
-// TestRingChunks checks the ring's shape: chunks of a power of two up to 64
-// values, at most an eighth of its capacity, and a spare chunk.
-func TestRingChunks(t *testing.T) {
-	for _, tc := range []struct{ cap, chunk int }{
-		{1, 1}, {8, 1}, {15, 1}, {16, 2}, {100, 8}, {511, 32}, {512, 64}, {1000, 64}, {1 << 16, 64},
-	} {
-		r := newRing[int](tc.cap)
-		if got := int(r.last + 1); got != tc.chunk {
-			t.Errorf("cap %d: chunk %d, want %d", tc.cap, got, tc.chunk)
-		}
-		if got := len(r.cells); got != tc.cap+tc.chunk {
-			t.Errorf("cap %d: %d slots, want %d", tc.cap, got, tc.cap+tc.chunk)
-		}
-		if got, want := len(r.chunks), (tc.cap+2*tc.chunk-1)/tc.chunk; got != want {
-			t.Errorf("cap %d: %d chunks, want %d", tc.cap, got, want)
-		}
 	}
 }
 
@@ -206,13 +189,13 @@ func (m *modelLog) check(what string) {
 	r := l.ring.Load()
 	fail := func(format string, args ...any) {
 		t.Helper()
-		t.Fatalf("%s: count %d, tail %d, ring cap %d n %d chunk %d: %s", what, m.count, tail, r.cap, r.n, r.last+1, fmt.Sprintf(format, args...))
+		t.Fatalf("%s: count %d, tail %d, ring cap %d n %d chunk %d: %s", what, m.count, tail, r.Cap(), r.Size(), r.Mask()+1, fmt.Sprintf(format, args...))
 	}
 	if tail != uint64(len(m.times)) {
 		fail("tail, want %d", len(m.times))
 	}
-	if l.slot != r.index(tail) {
-		fail("writer's slot %d, want %d", l.slot, r.index(tail))
+	if l.slot != r.Index(tail) {
+		fail("writer's slot %d, want %d", l.slot, r.Index(tail))
 	}
 	if a := l.aged.Load(); a != m.aged {
 		fail("aged %d, want %d", a, m.aged)
@@ -220,48 +203,46 @@ func (m *modelLog) check(what string) {
 	if h := l.head(tail); h != m.head(tail) {
 		fail("head %d, want %d", h, m.head(tail))
 	}
-	if want := min(m.count, max(uint64(min(8, int(m.count))), tail)); uint64(r.cap) < want && tail > 0 {
-		fail("ring keeps %d, fewer than the %d it must", r.cap, want)
+	if want := min(m.count, max(uint64(min(8, int(m.count))), tail)); uint64(r.Cap()) < want && tail > 0 {
+		fail("ring keeps %d, fewer than the %d it must", r.Cap(), want)
 	}
 	read := func(o uint64, mustOK bool) {
 		t.Helper()
-		s, run, st := r.pin(o)
-		if st != readOK {
+		s, run, st := r.Pin(o)
+		if st != ring.OK {
 			if mustOK {
 				fail("offset %d kept, reads status %d", o, st)
 			}
 			return
 		}
-		if s != r.index(o) {
-			fail("offset %d pinned at slot %d, want %d", o, s, r.index(o))
+		if s != r.Index(o) {
+			fail("offset %d pinned at slot %d, want %d", o, s, r.Index(o))
 		}
-		if want := min(r.n, s|r.last+1) - s; run != want {
+		if want := min(r.Size(), s|r.Mask()+1) - s; run != want {
 			fail("offset %d: run %d, want %d", o, run, want)
 		}
 		for j := uint64(0); j < run && o+j < tail; j++ {
-			if c := r.cells[s+j]; c.v != o+j || (m.age > 0 && c.nanos != m.times[o+j]) {
-				fail("offset %d (run of %d from %d) holds %d, time %d", o+j, run, o, c.v, c.nanos)
+			if c := r.Cell(s + j); c.Value != o+j || (m.age > 0 && c.Nanos != m.times[o+j]) {
+				fail("offset %d (run of %d from %d) holds %d, time %d", o+j, run, o, c.Value, c.Nanos)
 			}
 		}
-		r.unpin(s)
+		r.Unpin(s)
 	}
 	head := m.head(tail)
 	for o := head; o < tail; o++ {
 		read(o, true)
 	}
-	lo := tail - min(tail, r.n)
+	lo := tail - min(tail, r.Size())
 	for o := lo; o < head; o++ {
 		read(o, false)
 	}
-	for o := lo - min(lo, r.last+1); o < lo; o++ {
-		if _, _, st := r.pin(o); st != readGone {
+	for o := lo - min(lo, r.Mask()+1); o < lo; o++ {
+		if _, _, st := r.Pin(o); st != ring.Gone {
 			fail("offset %d, a lap behind, reads status %d, want gone", o, st)
 		}
 	}
-	for i := range r.chunks {
-		if w := r.chunks[i].word.Load(); w&slotReaders != 0 {
-			fail("chunk %d counts %d readers", i, w&slotReaders)
-		}
+	if n := r.Readers(); n != 0 {
+		fail("the chunks count %d readers", n)
 	}
 	// A replay's copy: eachLocked from head reads the kept values whole.
 	want := head
@@ -324,38 +305,38 @@ func TestRingPinnedReaderHoldsTheWriter(t *testing.T) {
 			tail := l.mu.tail()
 			r := l.ring.Load()
 			h := l.head(tail)
-			s, run, st := r.pin(h)
-			if st != readOK {
+			s, run, st := r.Pin(h)
+			if st != ring.OK {
 				t.Fatalf("head %d reads %d", h, st)
 			}
-			first := h - s&r.last // the pinned chunk's first offset
+			first := h - s&r.Mask() // the pinned chunk's first offset
 			var wg sync.WaitGroup
 			var wrote atomic.Uint64
 			wg.Go(func() {
-				for o := tail; o < tail+3*r.n; o++ {
+				for o := tail; o < tail+3*r.Size(); o++ {
 					l.mu.Lock()
 					l.appendLocked(o, 0)
 					l.mu.Unlock()
 					wrote.Store(o + 1)
 				}
 			})
-			for i := 0; i < 3000 && wrote.Load() < first+r.n; i++ {
+			for i := 0; i < 3000 && wrote.Load() < first+r.Size(); i++ {
 				runtime.Gosched()
 			}
 			for range 200 {
 				for j := range run {
 					if o := h + j; o < tail {
-						if v := r.cells[s+j].v; v != o {
+						if v := r.Cell(s + j).Value; v != o {
 							t.Fatalf("pinned offset %d holds %d", o, v)
 						}
 					}
 				}
-				if got := l.mu.tail(); got > first+r.n {
-					t.Fatalf("tail %d past %d with the chunk of %d (from %d) pinned", got, first+r.n, h, first)
+				if got := l.mu.tail(); got > first+r.Size() {
+					t.Fatalf("tail %d past %d with the chunk of %d (from %d) pinned", got, first+r.Size(), h, first)
 				}
 				runtime.Gosched()
 			}
-			r.unpin(s)
+			r.Unpin(s)
 			wg.Wait()
 			m.times = m.times[:0]
 			for range l.mu.tail() {
@@ -377,65 +358,25 @@ func TestRingPinnedOldRingDoesNotHoldTheWriter(t *testing.T) {
 				m.append(0)
 			}
 			r := m.l.ring.Load()
-			s, run, st := r.pin(0)
-			if st != readOK || r.cap != 8 {
-				t.Fatalf("pin(0) in a ring of %d: %d", r.cap, st)
+			s, run, st := r.Pin(0)
+			if st != ring.OK || r.Cap() != 8 {
+				t.Fatalf("pin(0) in a ring of %d: %d", r.Cap(), st)
 			}
 			for range 2*count + 200 {
 				m.append(0)
 			}
 			for j := range run {
-				if v := r.cells[s+j].v; v != j {
+				if v := r.Cell(s + j).Value; v != j {
 					t.Fatalf("old ring: offset %d holds %d", j, v)
 				}
 			}
-			r.unpin(s)
+			r.Unpin(s)
 			if m.l.ring.Load() == r {
 				t.Fatalf("the ring did not grow")
 			}
 			m.check("after laps of the new ring")
 		})
 	}
-}
-
-// A chunk's readers count saturates at its bits without spilling
-// into its offset: the next reader waits, then gets in once one leaves.
-func TestRingReadersCountSaturatesWithoutSpilling(t *testing.T) {
-	m := newModelLog(t, 100, 0)
-	for range 100 {
-		m.append(0)
-	}
-	r := m.l.ring.Load()
-	const o = 42
-	w := &r.chunks[r.index(o)>>r.shift].word
-	before := w.Load()
-	for range slotReaders {
-		if _, _, st := r.pin(o); st != readOK {
-			t.Fatalf("pin: %d", st)
-		}
-	}
-	if got := w.Load(); got>>slotShift != before>>slotShift || got&slotReaders != slotReaders {
-		t.Fatalf("word %#x after %d pins, from %#x", got, slotReaders, before)
-	}
-	got := make(chan uint64)
-	go func() {
-		v, _, st := r.read(o)
-		if st != readOK {
-			v = math.MaxUint64
-		}
-		got <- v
-	}()
-	r.unpin(r.index(o))
-	if v := <-got; v != o {
-		t.Fatalf("the reader past saturation read %d", v)
-	}
-	for range slotReaders - 1 {
-		r.unpin(r.index(o))
-	}
-	if got := w.Load(); got != before {
-		t.Fatalf("word %#x after unpins, want %#x", got, before)
-	}
-	m.check("after saturation")
 }
 
 // The spare chunk. Readers pinned on every value kept (as readers
@@ -461,8 +402,8 @@ func TestRingPinnedKeptValuesNeverBlockTheNextAppend(t *testing.T) {
 				r := l.ring.Load()
 				var pinned []uint64
 				for o := l.head(tail); o < tail; o++ {
-					s, _, st := r.pin(o)
-					if st != readOK {
+					s, _, st := r.Pin(o)
+					if st != ring.OK {
 						failed.Store(fmt.Sprintf("count %d, tail %d: kept offset %d reads %d", count, tail, o, st))
 						return
 					}
@@ -470,7 +411,7 @@ func TestRingPinnedKeptValuesNeverBlockTheNextAppend(t *testing.T) {
 				}
 				m.append(0)
 				for _, s := range pinned {
-					r.unpin(s)
+					r.Unpin(s)
 				}
 			}
 		}
