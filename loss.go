@@ -1,5 +1,14 @@
 package topic
 
+// The loss counter (lossCounter) stays in this package, not in one of its
+// own under internal/: it is indexed by the exported Cause and returns the
+// exported Lost, which a package under internal/ cannot name (the root
+// package imports it), so that it would need those types to move there and
+// come back as aliases in the public API, or a translation on the drop
+// path; and its counts on that path (tryAddFull), called from generic
+// code, would be calls there rather than inlined, as the guard's would be
+// (see the top of guard.go).
+
 import (
 	"fmt"
 	"runtime"
