@@ -6,15 +6,46 @@ package topic
 // The publisher pins itself to its P for one increment, with no call in
 // between; an earlier design that stayed pinned across the sends dropped
 // preemption requests. Each test compares medians of times measured beside
-// the publisher and beside a spinning loop, with a wide margin.
+// the publisher and beside a spinning loop, with a wide margin, and makes
+// the comparison up to three times before it fails (see attempts).
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// attempts is how many times a comparison of times is made before its test
+// fails. Each attempt measures beside the publisher and beside the spinning
+// loop one after the other, and a machine busy with other work (the other
+// lane of make check, a CPU hog) can slow one measurement and not the other:
+// a run of make check beside the race lane once measured a stop of the
+// world at 15 times its baseline. The bugs these tests catch slow every
+// attempt, by 27 times and more; load does so only by chance, and seldom
+// three times running.
+const attempts = 3
+
+// compareAttempts calls compare, which measures and returns why the times it
+// measured fail, or "" if they pass, until it passes or has been called
+// attempts times; then it fails t with the last reason. Each failed attempt
+// is logged.
+func compareAttempts(t *testing.T, compare func() (failure string)) {
+	t.Helper()
+	for i := 1; ; i++ {
+		failure := compare()
+		switch {
+		case failure == "":
+			return
+		case i == attempts:
+			t.Errorf("%s (attempt %d of %d)", failure, i, attempts)
+			return
+		}
+		t.Logf("attempt %d of %d: %s", i, attempts, failure)
+	}
+}
 
 // medianOf returns the median of ds.
 func medianOf(ds []time.Duration) time.Duration {
@@ -84,12 +115,16 @@ func TestAGoroutinePublishingInALoopDoesNotHoldOffAStopOfTheWorld(t *testing.T) 
 		}
 		return ds
 	}
-	base := medianOf(runBeside(spinLoop, stw))
-	pub := medianOf(runBeside(publishingLoop(), stw))
-	t.Logf("median ReadMemStats: %v beside a spinning loop, %v beside a loop publishing to 64 subscriptions", base, pub)
-	if pub > time.Millisecond && pub > 8*base {
-		t.Errorf("a stop of the world beside a goroutine publishing in a loop took %v (median of %d), %.0fx as long as beside a spinning loop (%v)", pub, samples, float64(pub)/float64(base), base)
-	}
+	publishing := publishingLoop()
+	compareAttempts(t, func() string {
+		base := medianOf(runBeside(spinLoop, stw))
+		pub := medianOf(runBeside(publishing, stw))
+		t.Logf("median ReadMemStats: %v beside a spinning loop, %v beside a loop publishing to 64 subscriptions", base, pub)
+		if pub > time.Millisecond && pub > 8*base {
+			return fmt.Sprintf("a stop of the world beside a goroutine publishing in a loop took %v (median of %d), %.0fx as long as beside a spinning loop (%v)", pub, samples, float64(pub)/float64(base), base)
+		}
+		return ""
+	})
 }
 
 // sleepLatency returns the median time a sleep of 100 µs takes beside
@@ -129,7 +164,6 @@ func TestAGoroutinePublishingInALoopOnTheOnlyPLetsOthersRun(t *testing.T) {
 			}
 		}
 	}
-	base := sleepLatency(spinLoop)
 	for _, c := range []struct {
 		name      string
 		subscribe func(b *Broker)
@@ -148,11 +182,16 @@ func TestAGoroutinePublishingInALoopOnTheOnlyPLetsOthersRun(t *testing.T) {
 			b.Subscribe(Buffer[freezeInt](1))
 		}},
 	} {
-		got := sleepLatency(publishing(c.subscribe))
-		t.Logf("%s: median sleep %v beside the publisher, %v beside a spinning loop", c.name, got, base)
-		if got > 100*time.Millisecond && got > 4*base {
-			t.Errorf("%s: a sleep beside a goroutine publishing in a loop at GOMAXPROCS 1 took %v (median), %.0fx as long as beside a spinning loop (%v)",
-				c.name, got, float64(got)/float64(base), base)
-		}
+		loop := publishing(c.subscribe)
+		compareAttempts(t, func() string {
+			base := sleepLatency(spinLoop)
+			got := sleepLatency(loop)
+			t.Logf("%s: median sleep %v beside the publisher, %v beside a spinning loop", c.name, got, base)
+			if got > 100*time.Millisecond && got > 4*base {
+				return fmt.Sprintf("%s: a sleep beside a goroutine publishing in a loop at GOMAXPROCS 1 took %v (median), %.0fx as long as beside a spinning loop (%v)",
+					c.name, got, float64(got)/float64(base), base)
+			}
+			return ""
+		})
 	}
 }
