@@ -69,13 +69,8 @@ type stackValue struct{ A, B, C, D int64 }
 // locks of the broker and of the runtime, and a sync.Mutex's wait goes
 // deeper than the wait measured, at random (1 run in 10 found 30 % of them
 // at 4 KiB, on code that fits in 2).
-//
-// Each synctest.Wait looks at every goroutine of the bubble, so the time
-// grows with the square of n: a thousand goroutines of each kind hold 2 MiB
-// of stack at 2 KiB each, which the 32 KiB spans of stack memory measure to
-// within 2 %, well inside the 25 % the test allows.
 func childStacks(t *testing.T) {
-	const n = 1000
+	const n = 2000
 	parked := func(start func() func()) float64 {
 		var before, after runtime.MemStats
 		stops := make([]func(), n)
