@@ -32,9 +32,10 @@ import (
 // If ctx ends first, the handlers discard what remains, counted as
 // Discarded, their functions' contexts are cancelled, the subscriptions are
 // closed at once, and Shutdown returns ctx's error without waiting further: a
-// function that ignores its context may still be running. A handler is part
-// of the drain while it has a value in hand, so a function that never
-// returns holds the drain until ctx ends.
+// function that ignores its context may still be running. A ctx that ends
+// as the drain ends may be the outcome with nothing left to discard. A
+// handler is part of the drain while it has a value in hand, so a function
+// that never returns holds the drain until ctx ends.
 //
 // Nothing published after the subscriptions are closed is lost silently: a
 // publication that would have reached a subscription closed by Shutdown is
@@ -419,9 +420,10 @@ func (d *drain) waitInside(ctx context.Context, h handlerRef) error {
 }
 
 // cutShort ends the drain because a caller's context ended with err: the
-// handlers discard what remains, and the broker is sealed at once. Once the
-// drain has found the handlers quiescent, it does nothing: the outcome is
-// decided.
+// handlers discard what remains, and the broker is sealed at once. Once
+// seal has begun without a cut (its cutOnce.Do), it does nothing: the
+// outcome is decided. A cut that began first is the outcome, even if the
+// drain found the handlers quiescent meanwhile (see seal).
 func (d *drain) cutShort(err error) {
 	d.cutOnce.Do(func() {
 		for _, h := range d.handlers {
