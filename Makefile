@@ -34,6 +34,7 @@ CORE      = github.com/seedaa7df82c/topic
 # The code the coverage counts: the core and its mechanisms under internal/.
 COVERPKG ?= $(CORE),$(CORE)/internal/ring
 RACECOUNT ?= -count=1
+ROUNDS   ?= 10
 # Where race and cover write their JSON, plain log and failed tests' output
 # (make check: dist/check).
 TESTOUT  ?= $(DIST)
@@ -54,7 +55,7 @@ benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape lint vet staticcheck fmt-check fuzz smoke demo browser check clean compare layout tools
+	escape lint vet staticcheck fmt-check fuzz smoke demo browser check clean compare layout tools busy
 
 all: check
 
@@ -66,6 +67,9 @@ test: ## run the tests of every module
 
 race: | $(DIST) ## the tests of every module under the race detector, uncached (RACECOUNT= caches them); a failed test's output in TESTOUT/race-failed/
 	@MODULES='$(MODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) -race $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
+
+busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core; each round's failed tests in dist/busy-N/
+	bash scripts/busy -n $(ROUNDS) $(MAKE) --no-print-directory race 'TESTOUT=$(DIST)/busy-$$(BUSY_ROUND)'
 
 tools: ## vet, staticcheck and test the developer tools' own code (tools/cmd, tools/internal), outside the workspace
 	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(TOOL) staticcheck ./... && GOWORK=off $(GO) test $(call count) ./...
