@@ -7,7 +7,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -221,9 +220,7 @@ func TestClockTypePublishedInAndOutOfABubble(t *testing.T) {
 				}
 				return
 			}
-			cmd := exec.Command(os.Args[0], "-test.run=^TestClockTypePublishedInAndOutOfABubble$/^"+mode+"$", "-test.v")
-			cmd.Env = append(os.Environ(), "TOPIC_CLOCK_CHILD="+mode)
-			out, err := cmd.CombinedOutput()
+			out, err := runSelf([]string{"TOPIC_CLOCK_CHILD=" + mode}, "-test.run=^TestClockTypePublishedInAndOutOfABubble$/^"+mode+"$", "-test.v")
 			s := string(out)
 			if i := strings.Index(s, "goroutine "); i > 0 && strings.Contains(s, "fatal error") {
 				s = s[:i]

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -78,9 +77,7 @@ func TestANilRecordPointerFailingItsAttemptsDoesNotKillTheProcess(t *testing.T) 
 		fmt.Println("dead letters:", len(takeAll(dl)))
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestANilRecordPointerFailingItsAttemptsDoesNotKillTheProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TOPIC_NILRECORD_CHILD=1")
-	out, err := cmd.CombinedOutput()
+	out, err := runSelf([]string{"TOPIC_NILRECORD_CHILD=1"}, "-test.run=^TestANilRecordPointerFailingItsAttemptsDoesNotKillTheProcess$", "-test.count=1")
 	if err != nil {
 		lines := strings.Split(string(out), "\n")
 		t.Errorf("the child process died (%v):\n%s", err, strings.Join(lines[:min(len(lines), 12)], "\n"))

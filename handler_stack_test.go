@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -31,9 +30,7 @@ func TestAnIdleHandlerKeepsTheSmallestStack(t *testing.T) {
 		synctest.Test(t, childStacks)
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestAnIdleHandlerKeepsTheSmallestStack$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TOPIC_STACK_CHILD=1", "GODEBUG=adaptivestackstart=0")
-	out, err := cmd.CombinedOutput()
+	out, err := runSelf([]string{"TOPIC_STACK_CHILD=1", "GODEBUG=adaptivestackstart=0"}, "-test.run=^TestAnIdleHandlerKeepsTheSmallestStack$", "-test.count=1")
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
