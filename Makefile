@@ -145,7 +145,8 @@ fuzz: ## fuzz each target of FUZZ against its reference model for FUZZTIME (one 
 
 smoke: | $(DIST) ## every benchmark of every module once, so none rots; the core's from the build of make cover
 	$(GO) test -c -cover -coverpkg=$(COVERPKG) -o $(DIST)/smoke.test .
-	$(DIST)/smoke.test -test.run='^$$' -test.bench=. -test.benchtime=1x -test.gocoverdir=$$(mktemp -d)
+	@rm -rf $(DIST)/smoke-cover && mkdir -p $(DIST)/smoke-cover
+	$(DIST)/smoke.test -test.run='^$$' -test.bench=. -test.benchtime=1x -test.gocoverdir=$(DIST)/smoke-cover
 	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x $$($(GO) list ./... | grep -vx '$(CORE)'))
 
 demo: ## run the demo program, then serve a busy broker's debug page on SERVE (127.0.0.1:PORT; PORT=0 a free port) until interrupted; SERVE= only runs it
