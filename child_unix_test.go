@@ -15,8 +15,8 @@ import (
 // process with syscall.StartProcess, which the go command's test cache does
 // not see: os.StartProcess records the executable as an input of the test,
 // and a test binary is always new, so that a package with one such test
-// was never cached, and make check's warm run ran the root package's tests
-// again, twice (race, cover), every time.
+// is never cached (go test -run of these three tests twice: cached the
+// second time only with runSelf).
 func runSelf(env []string, args ...string) ([]byte, error) {
 	in, inW, err := os.Pipe()
 	if err != nil {
