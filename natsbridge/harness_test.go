@@ -217,8 +217,13 @@ func testLeaderFailover(t *testing.T, onLeader bool) {
 	t.Logf("3-node cluster ready in %v", time.Since(start).Round(time.Millisecond))
 
 	admin := newJetStream(t, dialNATS(t, c.URLs()))
-	pollErr(t, 10*time.Second, "the stream's creation", func() error {
-		_, err := admin.CreateStream(ctx, jetstream.StreamConfig{
+	// Each attempt has a few seconds of its own: on a busy machine the
+	// cluster's meta leader may not answer the first request, which then
+	// waited out the whole test's context (a make check run failed so).
+	pollErr(t, 30*time.Second, "the stream's creation", func() error {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := admin.CreateStream(actx, jetstream.StreamConfig{
 			Name:     stream,
 			Subjects: []string{"failover.>"},
 			Storage:  jetstream.FileStorage,
