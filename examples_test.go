@@ -19,7 +19,7 @@ var exampleExempt = map[string]string{
 // Every exported function, type and method of an exported type has an
 // example that go doc shows beside it, unless exampleExempt says why not.
 func TestEveryExportedNameHasAnExample(t *testing.T) {
-	examplecheck.Check(t, ".", exampleExempt)
+	examplecheck.Check(t, sources, exampleExempt)
 }
 
 // topicdebug, topictest, topicotel and natsbridge check themselves.

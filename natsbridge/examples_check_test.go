@@ -1,6 +1,7 @@
 package natsbridge_test
 
 import (
+	"embed"
 	"testing"
 
 	"github.com/seedaa7df82c/topic/internal/examplecheck"
@@ -17,5 +18,10 @@ var exampleExempt = map[string]string{
 // Every exported function, type and method of an exported type has an
 // example that go doc shows beside it, unless exampleExempt says why not.
 func TestEveryExportedNameHasAnExample(t *testing.T) {
-	examplecheck.Check(t, ".", exampleExempt)
+	examplecheck.Check(t, packageFiles, exampleExempt)
 }
+
+// packageFiles holds the package's Go files, for examplecheck.Check.
+//
+//go:embed *.go
+var packageFiles embed.FS

@@ -1,6 +1,7 @@
 package topicdebug_test
 
 import (
+	"embed"
 	"testing"
 
 	"github.com/seedaa7df82c/topic/internal/examplecheck"
@@ -9,5 +10,10 @@ import (
 // Every exported function, type and method of an exported type has an
 // example that go doc shows beside it; none is exempt.
 func TestEveryExportedNameHasAnExample(t *testing.T) {
-	examplecheck.Check(t, ".", nil)
+	examplecheck.Check(t, packageFiles, nil)
 }
+
+// packageFiles holds the package's Go files, for examplecheck.Check.
+//
+//go:embed *.go
+var packageFiles embed.FS

@@ -10,53 +10,78 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
-	"path/filepath"
+	"io"
+	"io/fs"
+	"path"
 	"slices"
 	"strings"
 	"testing"
 )
 
 // Check fails t unless every exported function, type and method of an
-// exported type of the package in dir has an example that go doc shows
+// exported type of the package whose folder is fsys has an example that go doc shows
 // beside it (ExampleF, ExampleT, ExampleT_M, each with an optional
 // _suffix), but those exempt names with the reason why not (a method is
 // named T.M). It also fails if exempt names something that is not an
 // exported function, type or method. Constants and variables are exempt as
 // a class: go doc attaches no examples to them.
-func Check(t *testing.T, dir string, exempt map[string]string) {
+//
+// fsys is read, not the folder on the disk, so that a caller can embed its
+// Go files (//go:embed *.go): the go command then caches the caller's
+// results, where reading the folder would make it hash the folder's entries
+// (a dist/ written by every run among them) and run the tests again.
+func Check(t *testing.T, fsys fs.FS, exempt map[string]string) {
 	t.Helper()
-	missing, known := namesWithoutExamples(t, dir)
+	missing, known := namesWithoutExamples(t, fsys)
 	for name := range exempt {
 		if !slices.Contains(known, name) {
-			t.Errorf("%s: the exemption of %s names no exported function, type or method", dir, name)
+			t.Errorf("the exemption of %s names no exported function, type or method", name)
 		}
 	}
 	missing = slices.DeleteFunc(missing, func(name string) bool { _, ok := exempt[name]; return ok })
 	if len(missing) > 0 {
-		t.Errorf("%s: %d exported names have no example:\n\t%s", dir, len(missing), strings.Join(missing, "\n\t"))
+		t.Errorf("%d exported names have no example:\n\t%s", len(missing), strings.Join(missing, "\n\t"))
 	}
 }
 
-// namesWithoutExamples parses the package in dir with its test files, as go
-// doc does, and returns the exported functions, types and methods that have
-// no example attached, and all the names it checked. A method is named
-// T.M.
-func namesWithoutExamples(t *testing.T, dir string) (missing, known []string) {
+// namesWithoutExamples parses the package in fsys with its test files (the
+// Go files the default build context matches), as go doc does, and returns
+// the exported functions, types and methods that have no example attached,
+// and all the names it checked. A method is named T.M.
+func namesWithoutExamples(t *testing.T, fsys fs.FS) (missing, known []string) {
 	t.Helper()
-	bp, err := build.ImportDir(dir, 0)
+	ctx := build.Default
+	ctx.JoinPath = path.Join
+	ctx.OpenFile = func(name string) (io.ReadCloser, error) { return fsys.Open(name) }
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
 	var files []*ast.File
-	for _, name := range slices.Concat(bp.GoFiles, bp.TestGoFiles, bp.XTestGoFiles) {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		if ok, err := ctx.MatchFile(".", e.Name()); err != nil {
+			t.Fatal(err)
+		} else if !ok {
+			continue
+		}
+		src, err := fs.ReadFile(fsys, e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, e.Name(), src, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, f)
 	}
-	pkg, err := doc.NewFromFiles(fset, files, bp.ImportPath)
+	if len(files) == 0 {
+		t.Fatal("no Go files in the package's folder")
+	}
+	pkg, err := doc.NewFromFiles(fset, files, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
