@@ -14,6 +14,16 @@ import (
 // when the call's error is Permanent. Subscribe to DeadLetter[T] for the dead
 // letters of values of type T, or to DeadLettered for all of them.
 //
+// A dead letter is published like any value, so what receives it bounds
+// what is kept. A plain channel subscription drops the dead letters that do
+// not fit its buffer (counted Full): a burst of failures overflows it. To
+// keep every one, retain DeadLetter[T] and follow it: the follower waits
+// for its reader, and only the retention bounds what it keeps (a dead
+// letter trimmed before it was read is counted Skipped):
+//
+//	b.Retain[topic.DeadLetter[Order]](topic.Retention{Count: 10_000})
+//	dead, cancel := b.Subscribe(topic.Follow[topic.DeadLetter[Order]]())
+//
 // A handler does not dead-letter a value that is itself a dead letter, nor
 // one that reached it through a From source from a dead letter (the usual
 // re-drive: a handler of T that also takes DeadLetter[T] back): that value is

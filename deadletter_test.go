@@ -83,3 +83,52 @@ func TestANilRecordPointerFailingItsAttemptsDoesNotKillTheProcess(t *testing.T) 
 		t.Errorf("the child process died (%v):\n%s", err, strings.Join(lines[:min(len(lines), 12)], "\n"))
 	}
 }
+
+// The documented way to keep every dead letter: DeadLetter[T] retained and
+// followed by a channel (a follower waits for its reader, where a plain
+// channel subscription drops what does not fit). A burst of 10,000 values,
+// each given up on at once, reaches the follower whole, in order, with no
+// loss counted anywhere; the bound is the retention, and the handler's own
+// queue.
+func TestEveryDeadLetterOfABurstReachesAFollowerOfTheRetainedType(t *testing.T) {
+	const n = 10_000
+	var b topic.Broker
+	b.Retain[topic.DeadLetter[valA]](topic.Retention{Count: n})
+	dead, cancel := b.Subscribe(topic.Follow[topic.DeadLetter[valA]](), topic.Name[topic.DeadLetter[valA]]("dead"))
+	defer cancel()
+	b.Handle(func(context.Context, valA) error { return topic.Permanent(errors.New("declined")) },
+		topic.Name[valA]("h"), topic.Buffer[valA](n),
+		topic.Retry[valA](topic.RetryPolicy{Attempts: 5}))
+
+	received := make(chan []int)
+	go func() {
+		var got []int
+		for d := range dead {
+			got = append(got, d.Value.N)
+			if len(got) == n {
+				break
+			}
+		}
+		received <- got
+	}()
+	for i := range n {
+		b.Publish(valA{N: i})
+	}
+	got := <-received
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("dead letter %d is of value %d; want %d", i, v, i)
+		}
+	}
+	if err := b.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"h", "dead"} {
+		if st := hStats(t, &b, name); st.Lost.Total() != 0 {
+			t.Errorf("%s lost %+v; want nothing", name, st.Lost)
+		}
+	}
+	if st := hStats(t, &b, "h"); st.Handler.DeadLettered != n {
+		t.Errorf("handler dead-lettered %d; want %d", st.Handler.DeadLettered, n)
+	}
+}

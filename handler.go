@@ -31,7 +31,8 @@ const DefaultHandlerBuffer = 64
 // timed out (AttemptTimeout), f is called again with the same value after a
 // back-off, and the next value waits, so order is kept. A value that fails
 // all its attempts, or whose call returns an error wrapped by Permanent, is
-// published on the same broker as a DeadLetter[T]. An at-least-once f may
+// published on the same broker as a DeadLetter[T] (follow a retained
+// DeadLetter[T] to keep them all: see DeadLetter). An at-least-once f may
 // see a value more than once (its earlier attempt may have done the work
 // before failing), so it must tolerate duplicates.
 //

@@ -75,9 +75,12 @@ func ExampleDeadLetter() {
 	type Order struct{ ID, Total int }
 	var b topic.Broker
 
-	// The dead letters of orders, and every dead letter, whatever its type.
-	orders, cancelOrders := b.Subscribe(topic.Buffer[topic.DeadLetter[Order]](8))
+	// Every dead letter of an order, kept while it waits for its reader: the
+	// type is retained and followed.
+	b.Retain[topic.DeadLetter[Order]](topic.Retention{Count: 10_000})
+	orders, cancelOrders := b.Subscribe(topic.Follow[topic.DeadLetter[Order]]())
 	defer cancelOrders()
+	// Every dead letter, whatever its type, while its buffer has room.
 	all, cancelAll := b.Subscribe(topic.Buffer[topic.DeadLettered](8))
 	defer cancelAll()
 
