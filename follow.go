@@ -106,6 +106,11 @@ func (x *Follower[T]) Next(ctx context.Context) (Record[T], error) {
 // it skips the values that have all aged out from its position on,
 // reporting them as a read would, and with AckWait it returns once a
 // re-read is due.
+//
+// A nil error says a record was readable when Wait returned, not that the
+// next Read finds one: a Seek from another goroutine, or the age bound
+// trimming the record, may come between, and Read then returns zero. A
+// loop of Wait and Read handles a Read of zero (it waits again).
 func (x *Follower[T]) Wait(ctx context.Context) error {
 	switch err := x.f.wait(ctx.Done()); err {
 	case nil:
@@ -117,9 +122,10 @@ func (x *Follower[T]) Wait(ctx context.Context) error {
 }
 
 // Seek moves the follower's position to offset o, from any goroutine, with
-// the rules of a start: below the oldest value kept, its next read skips to
-// it and reports what it skipped; past the end, it waits for o. Seek on a
-// closed follower does nothing.
+// the rules of a follower's start At(o): below the oldest value kept, its
+// next read skips to it and reports what it skipped (Record.Skipped,
+// counted Skipped); past the end, it waits for o. Seek on a closed follower
+// does nothing.
 func (x *Follower[T]) Seek(o uint64) { x.f.seek(o) }
 
 // Offset returns the offset the follower reads next (unless AckWait has
