@@ -298,6 +298,49 @@ func TestSeekMovesAFollower(t *testing.T) {
 	})
 }
 
+// A follower's start At(o) and Seek(o) follow one rule: an offset no
+// longer kept is skipped to the oldest kept and told as Skipped, counted; an
+// offset not yet given is waited for, and nothing before it is read.
+func TestAFollowerStartsAtAnOffsetByTheRulesOfSeek(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[fOrder](topic.Retention{Count: 10})
+		for n := range 100 {
+			b.Publish(fOrder{n}) // 90 to 99 kept
+		}
+		below := b.Follow(topic.Name[fOrder]("below"), topic.Replay[fOrder](topic.At(0)))
+		defer below.Close()
+		recs := fReadAll(below, 100)
+		if got := fOffsets(recs); !slices.Equal(got, fSeq(90, 100)) || recs[0].Skipped != 90 {
+			t.Errorf("At(0): read %v, first skipped %d; want 90 to 99, 90 skipped", got, recs[0].Skipped)
+		}
+		seeked := b.Follow(topic.Name[fOrder]("seeked"), topic.Replay[fOrder](topic.Earliest()))
+		defer seeked.Close()
+		seeked.Seek(0)
+		if recs := fReadAll(seeked, 100); recs[0].Skipped != 90 {
+			t.Errorf("Seek(0): first skipped %d; want 90, as At(0)", recs[0].Skipped)
+		}
+		for _, name := range []string{"below", "seeked"} {
+			if st := hStats(t, &b, name); st.Lost.Skipped != 90 {
+				t.Errorf("%s: Lost.Skipped %d; want 90", name, st.Lost.Skipped)
+			}
+		}
+
+		past := b.Follow(topic.Replay[fOrder](topic.At(105)))
+		defer past.Close()
+		if n := past.Read(make([]topic.Record[fOrder], 10)); n != 0 {
+			t.Errorf("At(105) with 100 published read %d records; want none before 105", n)
+		}
+		for n := 100; n < 106; n++ {
+			b.Publish(fOrder{n})
+		}
+		if got := fOffsets(fReadAll(past, 100)); !slices.Equal(got, fSeq(105, 106)) {
+			t.Errorf("At(105): read %v; want [105]", got)
+		}
+	})
+}
+
 // A named follower commits; started again under its name once closed, it
 // resumes after its last commit, whatever its Replay says; two live
 // followers cannot share a name.
@@ -751,6 +794,59 @@ func TestFollowPullFollowersOnLossMayCallBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Shutdown ends the log with the broker: what a follower had not read by
+// then is lost, and counted. A pull follower and a channel follower count it
+// Closed; a handler follower whose Shutdown was cut short counts it
+// Discarded, as a plain handler counts its queue. For each, what it
+// received and what it counted make up what was published.
+func TestShutdownCountsWhatEveryFollowerHadNotRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 100
+		var b topic.Broker
+		b.Retain[fOrder](topic.Retention{Count: 1000})
+		pull := b.Follow(topic.Name[fOrder]("pull"))
+		ch, _ := b.Subscribe(topic.Follow[fOrder](), topic.Buffer[fOrder](10), topic.Name[fOrder]("channel"))
+		var handled atomic.Uint64
+		b.Handle(func(ctx context.Context, o fOrder) error {
+			if handled.Load() == 10 {
+				<-ctx.Done() // until Shutdown is cut short
+				return ctx.Err()
+			}
+			handled.Add(1)
+			return nil
+		}, topic.Follow[fOrder](), topic.Name[fOrder]("handler"))
+		for i := range n {
+			b.Publish(fOrder{i})
+		}
+		synctest.Wait()
+		pulled := uint64(pull.Read(make([]topic.Record[fOrder], 10)))
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := b.Shutdown(ctx); err == nil {
+			t.Fatal("Shutdown returned nil; want its context's error, the handler holding the drain")
+		}
+		received := uint64(len(takeAll(ch)))
+		synctest.Wait() // the handler's worker ends
+		for name, got := range map[string]uint64{"pull": pulled, "channel": received, "handler": handled.Load()} {
+			st := hStats(t, &b, name)
+			if got+st.Lost.Total() != n {
+				t.Errorf("%s: received %d and lost %+v; want them to add up to %d", name, got, st.Lost, n)
+			}
+			if st.Follower.Lag != 0 {
+				t.Errorf("%s: lag %d after Shutdown; want it counted as lost", name, st.Follower.Lag)
+			}
+			cause := st.Lost.Closed
+			if name == "handler" {
+				cause = st.Lost.Discarded
+			}
+			if cause != st.Lost.Total() {
+				t.Errorf("%s: lost %+v; want only Closed (Discarded for a handler)", name, st.Lost)
+			}
+		}
+	})
 }
 
 // Shutdown: what is published after it is counted Closed on each follower,

@@ -68,6 +68,8 @@ func newFollower[T any](l *logOf[T], c *start, skip func(first, n uint64)) *foll
 		l.mu.Lock()
 		from = l.keyed.start(c.at, l.mu.tail()) // its keys, not its last offsets
 		l.mu.Unlock()
+	} else if c.at.kind == startAt {
+		from = c.at.n // as Seek(o): see At
 	} else {
 		tail := l.mu.tail()
 		from = c.at.from(l.head(tail), tail)

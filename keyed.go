@@ -236,7 +236,7 @@ func (c *keyed[T, K]) start(s Start, tail uint64) uint64 {
 		}
 		return live[uint64(len(live))-s.n]
 	case startAt:
-		return min(s.n, tail)
+		return s.n // as Seek(o): see At
 	case startEarliest:
 		return 0
 	}

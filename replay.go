@@ -89,7 +89,7 @@ func (l *logOf[T]) startLocked(s Start) (from, tail uint64) {
 	tail = l.mu.tail()
 	if l.keyed != nil {
 		l.keyed.trim(l.oldest(l.stamp()))
-		return l.keyed.start(s, tail), tail
+		return min(l.keyed.start(s, tail), tail), tail // a replay does not wait: see At
 	}
 	l.trimLocked(l.ring.Load(), tail, l.stamp())
 	return s.from(l.head(tail), tail), tail

@@ -42,7 +42,11 @@ import (
 // counted there as Closed and reported to its OnLoss function (a value
 // published by a function that ignored its context, by an outside publisher
 // racing the end of the drain, or after Shutdown returned). Shutdown does not
-// count publications that no subscription matches. After Shutdown,
+// count publications that no subscription matches. A retained type's log
+// ends with the broker: what a follower had not read when Shutdown closed
+// it is lost, and counted in its Subscriptions entry (not told to OnLoss),
+// Closed, or Discarded for a handler follower, as a handler's queue; its Lag
+// is then zero. After Shutdown,
 // Subscriptions returns the final counts of the subscriptions Shutdown
 // closed, and of the handlers it waited for, stopped ones included; Read
 // returns nothing and Append reports false.

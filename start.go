@@ -46,8 +46,17 @@ func Last(n int) Start {
 	return Start{kind: startLast, n: uint64(n)}
 }
 
-// At starts at offset o. An offset no longer kept starts at the oldest value
-// kept; an offset not yet given starts with the next value published.
+// At starts at offset o.
+//
+// A follower starts with its position at o, as Follower.Seek(o) sets it:
+// if o is no longer kept, its first read skips to the oldest value kept and
+// tells what it skipped (Record.Skipped, counted Skipped); if o is not yet
+// given, it waits for o, and reads nothing published before it.
+//
+// A subscription that is sent to (no Follow option) has no position to
+// keep: it replays the values kept from o on (from the oldest kept if o is
+// no longer kept, with nothing told), then receives the live ones; if o is
+// not yet given, it receives the live values from the next one published.
 func At(o uint64) Start { return Start{kind: startAt, n: o} }
 
 // Earliest starts at the oldest value kept.

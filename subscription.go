@@ -390,6 +390,23 @@ func (s *sub[T]) stats() SubscriptionStats {
 			st.Handler = h.stats()
 			st.Lost.Errored, st.Lost.Discarded = h.lost()
 		}
+		if f := st.Follower; f != nil && f.Lag > 0 && s.sealed.Load() {
+			// What a follower had not read when Shutdown closed it: the log
+			// takes no more publications once sealed, and the follower
+			// reads no more once ended, so its lag is what it lost (a read
+			// in progress as Shutdown ended it moves from here to its
+			// reader). Counted here, when read, rather than once at the
+			// seal, so that no read racing the seal is counted twice.
+			if s.opt.handler != nil {
+				st.Lost.Discarded += f.Lag
+			} else {
+				st.Lost.Closed += f.Lag
+			}
+			f.Lag = 0
+			if s.opt.pumped == nil {
+				st.Queued = 0 // the log was its queue
+			}
+		}
 	}
 	return st
 }

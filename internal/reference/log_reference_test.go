@@ -69,8 +69,8 @@ func (r *refLog) publish(v int) {
 	r.values = append(r.values, v)
 }
 
-// from returns where a start begins: the documentation of Last, At,
-// Earliest and Next.
+// from returns where a follower's start begins: the documentation of Last,
+// At, Earliest and Next.
 func (r *refLog) from(kind, n int) uint64 {
 	h, t := r.head(), r.tail()
 	switch kind {
@@ -82,8 +82,8 @@ func (r *refLog) from(kind, n int) uint64 {
 			return h
 		}
 		return t - uint64(n)
-	case 2: // At(n)
-		return min(max(uint64(n), h), t)
+	case 2: // At(n): a follower's position, as Seek(n) sets it
+		return uint64(n)
 	case 3: // Earliest
 		return h
 	}
