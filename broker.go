@@ -283,7 +283,11 @@ func (b *Broker) subscribeFollower[T any](s *sub[T], c *config[T], h func(*sub[T
 		if b.isClosed() {
 			return nil, nil
 		}
-		panic("topic: " + what + " of a follower of " + reflect.TypeFor[T]().String() + ", which is not retained")
+		if what != "Follow" {
+			what += " with the Follow option"
+		}
+		name := reflect.TypeFor[T]().String()
+		panic("topic: " + what + " of " + name + ": " + name + " is not retained (declare it first with Broker.Retain or Broker.RetainLatest)")
 	}
 	capacity := c.capacity
 	if c.follow == followPull || h != nil {
@@ -499,4 +503,12 @@ func deleteSubscriber(ss []subscriber, s subscriber) []subscriber {
 		}
 	}
 	return ss
+}
+
+// mustContext panics with a message naming the call if ctx is nil, which
+// would otherwise panic as a nil pointer somewhere inside it.
+func mustContext(ctx context.Context, call string) {
+	if ctx == nil {
+		panic("topic: " + call + " with a nil context")
+	}
 }

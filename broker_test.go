@@ -1,6 +1,7 @@
 package topic_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -1179,5 +1180,28 @@ func TestNilFromPanicsAtSubscribe(t *testing.T) {
 				t.Errorf("a From of a failed Subscribe ran %d times, want 0", calls)
 			}
 		})
+	}
+}
+
+// Every call that takes a context panics with a message naming the call
+// when given a nil one, rather than with a nil pointer deep inside it.
+func TestACallGivenANilContextPanicsNamingIt(t *testing.T) {
+	var b topic.Broker
+	b.Retain[int](topic.Retention{Count: 1})
+	f := b.Follow[int]()
+	defer f.Close()
+	var none context.Context // the input under test
+	calls := map[string]func(){
+		"Settle":   func() { _ = b.Settle(none) },
+		"Next":     func() { _, _ = f.Next(none) },
+		"Wait":     func() { _ = f.Wait(none) },
+		"Attempt":  func() { topic.Attempt(none) },
+		"Shutdown": func() { _ = b.Shutdown(none) },
+	}
+	for _, call := range []string{"Settle", "Next", "Wait", "Attempt", "Shutdown"} {
+		want := "topic: " + call + " with a nil context"
+		if msg, panicked := panicMessage(calls[call]); !panicked || msg != want {
+			t.Errorf("%s(nil) panicked %v with %q; want %q", call, panicked, msg, want)
+		}
 	}
 }

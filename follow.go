@@ -83,8 +83,9 @@ func (b *Broker) Follow[T any](opts ...Option[T]) *Follower[T] {
 func (x *Follower[T]) Read(buf []Record[T]) int { return x.f.read(buf) }
 
 // Next waits for the next record and returns it, or ctx's error, or
-// ErrClosed.
+// ErrClosed. A nil ctx panics.
 func (x *Follower[T]) Next(ctx context.Context) (Record[T], error) {
+	mustContext(ctx, "Next")
 	buf := x.f.buf[:] // the reader's: a local one would escape
 	for {
 		if x.f.read(buf) == 1 {
@@ -110,8 +111,10 @@ func (x *Follower[T]) Next(ctx context.Context) (Record[T], error) {
 // A nil error says a record was readable when Wait returned, not that the
 // next Read finds one: a Seek from another goroutine, or the age bound
 // trimming the record, may come between, and Read then returns zero. A
-// loop of Wait and Read handles a Read of zero (it waits again).
+// loop of Wait and Read handles a Read of zero (it waits again). A nil
+// ctx panics.
 func (x *Follower[T]) Wait(ctx context.Context) error {
+	mustContext(ctx, "Wait")
 	switch err := x.f.wait(ctx.Done()); err {
 	case nil:
 		return nil

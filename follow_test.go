@@ -430,8 +430,14 @@ func TestFollowerBadInput(t *testing.T) {
 			t.Errorf("%s: panicked %v with %q, want a topic: panic", what, panicked, msg)
 		}
 	}
-	wantPanic("Follow of a type not retained", func() { b.Follow[int]() })
-	wantPanic("Subscribe with Follow of a type not retained", func() { b.Subscribe(topic.Follow[int]()) })
+	for what, f := range map[string]func(){
+		"topic: Follow of int: int is not retained (declare it first with Broker.Retain or Broker.RetainLatest)":                           func() { b.Follow[int]() },
+		"topic: Subscribe with the Follow option of int: int is not retained (declare it first with Broker.Retain or Broker.RetainLatest)": func() { b.Subscribe(topic.Follow[int]()) },
+	} {
+		if msg, _ := panicMessage(f); msg != what {
+			t.Errorf("a follower of a type not retained panicked with %q; want %q", msg, what)
+		}
+	}
 	wantPanic("From on a follower", func() {
 		b.Subscribe(topic.Follow[fOrder](), topic.From(func(n int) (fOrder, bool) { return fOrder{n}, true }))
 	})

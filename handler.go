@@ -193,8 +193,10 @@ type HandlerStats struct {
 // makes an idempotency key per value (a message ID that a server uses to
 // drop duplicates) makes a new one when Attempt is 1 and reuses it on
 // retries. It tells the attempt in progress: a goroutine that keeps ctx
-// after the call returned sees the handler's later attempts.
+// after the call returned sees the handler's later attempts. A nil ctx
+// panics.
 func Attempt(ctx context.Context) int {
+	mustContext(ctx, "Attempt")
 	n, _ := ctx.Value(attemptKey{}).(int)
 	return n
 }

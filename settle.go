@@ -26,8 +26,9 @@ import "context"
 // holds Settle until ctx ends. After Shutdown, Settle returns nil once the
 // handlers have ended. Called from a handler's function (or from a From or
 // OnLoss function its goroutine runs), Settle panics: it would wait for
-// itself.
+// itself. A nil ctx panics.
 func (b *Broker) Settle(ctx context.Context) error {
+	mustContext(ctx, "Settle")
 	id := goid()
 	b.mu.Lock()
 	if b.handlerOfLocked(id) != nil {

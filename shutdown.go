@@ -61,8 +61,9 @@ import (
 // idempotent: a later call waits like the first. Every call that is not
 // from a handler returns the outcome of the one drain, whatever its own
 // context: nil if it ended with the handlers quiescent, else the error of
-// the context that cut it short.
+// the context that cut it short. A nil ctx panics.
 func (b *Broker) Shutdown(ctx context.Context) error {
+	mustContext(ctx, "Shutdown")
 	d, self := b.beginDrain(ctx.Err())
 	if self != nil {
 		return d.waitInside(ctx, self)
