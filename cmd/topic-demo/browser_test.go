@@ -197,6 +197,13 @@ func checkDOM(t *testing.T, doc *node, dom string) {
 			fail("%q shows no capacity", name)
 		}
 	}
+	// A handler that follows a log has no capacity or overflow policy: its
+	// queue is the log, shown as its lag.
+	if tr := rows["price archive"]; tr == nil {
+		fail("the page lists no subscription %q", "price archive")
+	} else if got := tr.all("td")[3].text(); tr.field("capacity") != nil || !strings.HasPrefix(got, "lag ") {
+		fail("the price archive, a handler follower, shows %q as its queue; want its lag, with no capacity", got)
+	}
 	if tr := rows["slow monitor"]; tr != nil {
 		if n := number(t, tr.field("lost.full").text()); n == 0 {
 			fail("the slow monitor shows no values lost as full")

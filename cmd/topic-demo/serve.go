@@ -58,6 +58,8 @@ func busy(ctx context.Context, b *topic.Broker) <-chan struct{} {
 	consume(ctx, &receivers, follower, followerWork)
 	dead, _ := b.Subscribe(topic.Buffer[topic.DeadLettered](64), topic.Name[topic.DeadLettered]("dead letters"))
 	consume(ctx, &receivers, dead, 0)
+	// A handler that follows the log: no queue of its own, the log is.
+	b.Handle(func(context.Context, Price) error { return nil }, topic.Follow[Price](), topic.Name[Price]("price archive"))
 
 	// The fraud check fails for good on every twentieth order, which ends
 	// as a dead letter after three attempts, and once on others.

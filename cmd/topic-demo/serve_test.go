@@ -72,7 +72,7 @@ func TestServePrintsTheURLAndEndsWithItsContext(t *testing.T) {
 		got = append(got, x.Name)
 	}
 	slices.Sort(got)
-	want := []string{"accounting", "alerts", "audit", "dead letters", "emailer", "fraud check", "price follower", "price ticker", "slow monitor"}
+	want := []string{"accounting", "alerts", "audit", "dead letters", "emailer", "fraud check", "price archive", "price follower", "price ticker", "slow monitor"}
 	if !slices.Equal(got, want) || len(s.Logs) != 1 || s.Logs[0].Type != "main.Price" {
 		t.Errorf("the snapshot lists %q and logs %v, want %q and main.Price", got, s.Logs, want)
 	}
@@ -90,7 +90,7 @@ func TestServePrintsTheURLAndEndsWithItsContext(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve has not returned 30 seconds after its context ended")
 	}
-	if len(rest) == 0 || !strings.HasPrefix(rest[len(rest)-1], "shut down: 9 subscriptions lost ") {
+	if len(rest) == 0 || !strings.HasPrefix(rest[len(rest)-1], "shut down: 10 subscriptions lost ") {
 		t.Errorf("after its context ended serve printed %q", rest)
 	}
 	if _, err := http.Get(page); err == nil {
@@ -104,8 +104,8 @@ func TestBusyEndsWithItsContext(t *testing.T) {
 	var b topic.Broker
 	ctx, cancel := context.WithCancel(context.Background())
 	done := busy(ctx, &b)
-	if n := len(b.Subscriptions()); n != 9 {
-		t.Errorf("busy registered %d subscriptions, want 9", n)
+	if n := len(b.Subscriptions()); n != 10 {
+		t.Errorf("busy registered %d subscriptions, want 10", n)
 	}
 	cancel()
 	select {
