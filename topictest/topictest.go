@@ -10,9 +10,12 @@
 package topictest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -134,56 +137,116 @@ func busy(b *topic.Broker) string {
 // A Loss is what one subscription is expected to lose (see NoLoss).
 type Loss struct {
 	// Sub names the subscription: its name (the Name option), or its type
-	// as printed (such as "main.Order") if it has none. Every subscription
-	// it names is expected to have lost exactly Lost.
+	// as printed (such as "main.Order") if it has none. What the
+	// subscriptions it names lost, added up, is expected to be exactly Lost.
 	Sub  string
 	Lost topic.Lost
+	// DeadLettered is what the handlers it names are expected to have
+	// dead-lettered: a value a handler gave up on is a loss to NoLoss,
+	// whether or not something receives its dead letter.
+	DeadLettered uint64
 }
 
-// NoLoss checks, at tb's cleanup, that no subscription of b lost a value,
-// but those listed in expected, which must have lost exactly what is listed.
-// It first waits for the handlers to settle (up to SettleTimeout), so that
-// what they would lose is counted. Register it before the subscriptions a
-// test stops, or make it the broker's last word: a stopped subscription is
-// no longer seen, unless b was shut down (Subscriptions then keeps the
-// final counts).
+// NoLoss checks, at tb's cleanup, that no subscription of b lost a value
+// from the call of NoLoss on, and that no handler dead-lettered one, but
+// those listed in expected, which must have lost (and dead-lettered)
+// exactly what is listed. It sees every subscription: those live at the
+// cleanup, and those that ended before it (cancelled, stopped, closed by
+// Shutdown, or ended by a cleanup that ran first, such as a Recorder's), so
+// it may be registered anywhere in the test. It first waits for the
+// handlers to settle (up to SettleTimeout), so that what they would lose is
+// counted. It watches b with Broker.Watch until the cleanup.
 func NoLoss(tb testing.TB, b *topic.Broker, expected ...Loss) {
 	tb.Helper()
 	if b == nil {
 		tb.Fatalf("topictest: NoLoss of a nil broker")
 	}
+	var (
+		mu     sync.Mutex
+		tallys = map[string]*tally{}
+	)
+	stop := b.Watch(time.Hour, func(i topic.Incident) {
+		mu.Lock()
+		defer mu.Unlock()
+		t := tallyOf(tallys, i.Type, i.Name)
+		t.lost = add(t.lost, i.Lost)
+		t.dead += i.DeadLettered
+	})
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), SettleTimeout)
 		defer cancel()
 		if err := b.Settle(ctx); err != nil {
 			tb.Errorf("topictest: the broker's handlers did not settle within %v, so losses may be uncounted: %s", SettleTimeout, busy(b))
 		}
-		want := make(map[string]topic.Lost, len(expected))
-		for _, e := range expected {
-			want[e.Sub] = e.Lost
-		}
-		seen := make(map[string]bool)
+		stop() // reports what it has not yet
+		mu.Lock()
+		defer mu.Unlock()
 		for _, st := range b.Subscriptions() {
-			key := st.Name
-			if key == "" {
-				key = st.Type.String()
-			}
-			w, ok := want[key]
-			seen[key] = seen[key] || ok
-			if st.Lost != w {
-				if ok {
-					tb.Errorf("topictest: %s lost %s; want %s", describe(st), causes(st.Lost), causes(w))
+			t := tallyOf(tallys, st.Type, st.Name)
+			t.kind = describe(st)
+		}
+		want := make(map[string]Loss, len(expected))
+		for _, e := range expected {
+			want[e.Sub] = e
+		}
+		// Ordered as Subscriptions orders them: by type, then name.
+		keys := slices.SortedFunc(maps.Keys(tallys), func(a, b string) int {
+			return cmp.Or(cmp.Compare(tallys[a].typ, tallys[b].typ), cmp.Compare(tallys[a].name, tallys[b].name))
+		})
+		for _, k := range keys {
+			t, w := tallys[k], want[k]
+			_, listed := want[k]
+			if t.lost != w.Lost {
+				if listed {
+					tb.Errorf("topictest: %s lost %s; want %s", t.kind, causes(t.lost), causes(w.Lost))
 				} else {
-					tb.Errorf("topictest: %s lost %s: %s", describe(st), values(st.Lost.Total()), causes(st.Lost))
+					tb.Errorf("topictest: %s lost %s: %s", t.kind, values(t.lost.Total()), causes(t.lost))
 				}
 			}
+			if t.dead != w.DeadLettered {
+				tb.Errorf("topictest: %s dead-lettered %s; want %d", t.kind, values(t.dead), w.DeadLettered)
+			}
 		}
 		for _, e := range expected {
-			if !seen[e.Sub] {
+			if tallys[e.Sub] == nil {
 				tb.Errorf("topictest: no subscription %q, expected to lose %s", e.Sub, causes(e.Lost))
 			}
 		}
 	})
+}
+
+// A tally is what the subscriptions of one name (or of one type, unnamed)
+// lost and dead-lettered.
+type tally struct {
+	typ  string // the type, as printed
+	name string
+	kind string // describes them
+	lost topic.Lost
+	dead uint64
+}
+
+// tallyOf returns the tally of the subscriptions named name, or of type typ
+// if name is empty, making it if need be.
+func tallyOf(m map[string]*tally, typ reflect.Type, name string) *tally {
+	k, kind := name, fmt.Sprintf("subscription %q (%v)", name, typ)
+	if name == "" {
+		k, kind = typ.String(), fmt.Sprintf("subscription of %v", typ)
+	}
+	t := m[k]
+	if t == nil {
+		t = &tally{typ: typ.String(), name: name, kind: kind}
+		m[k] = t
+	}
+	return t
+}
+
+// add returns the sum of a and b, cause by cause.
+func add(a, b topic.Lost) topic.Lost {
+	return topic.Lost{
+		Full: a.Full + b.Full, Evicted: a.Evicted + b.Evicted, Failed: a.Failed + b.Failed,
+		Errored: a.Errored + b.Errored, Discarded: a.Discarded + b.Discarded,
+		Closed: a.Closed + b.Closed, Skipped: a.Skipped + b.Skipped,
+	}
 }
 
 // SettleTimeout is how long NoLoss waits for the handlers to settle.

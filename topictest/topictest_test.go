@@ -166,18 +166,18 @@ func TestNoLoss(t *testing.T) {
 			t.Errorf("reported\n%s\nwant\n%s", strings.Join(errs, "\n"), strings.Join(want, "\n"))
 		}
 		exact := []topictest.Loss{
-			{"orders", topic.Lost{Full: 2}},
-			{"topictest_test.named", topic.Lost{Full: 1}},
-			{"topictest_test.invoice", topic.Lost{Errored: 1}},
+			{Sub: "orders", Lost: topic.Lost{Full: 2}},
+			{Sub: "topictest_test.named", Lost: topic.Lost{Full: 1}},
+			{Sub: "topictest_test.invoice", Lost: topic.Lost{Errored: 1}},
 		}
 		if errs := check(exact, lossy); len(errs) != 0 {
 			t.Errorf("losses as expected, reported %q", errs)
 		}
 		wrong := []topictest.Loss{
-			{"orders", topic.Lost{Full: 1}},
-			{"topictest_test.named", topic.Lost{Full: 1}},
-			{"topictest_test.invoice", topic.Lost{Errored: 1}},
-			{"missing", topic.Lost{Closed: 1}},
+			{Sub: "orders", Lost: topic.Lost{Full: 1}},
+			{Sub: "topictest_test.named", Lost: topic.Lost{Full: 1}},
+			{Sub: "topictest_test.invoice", Lost: topic.Lost{Errored: 1}},
+			{Sub: "missing", Lost: topic.Lost{Closed: 1}},
 		}
 		want = []string{
 			"topictest: subscription \"orders\" (topictest_test.order) lost full 2; want full 1",
@@ -185,6 +185,55 @@ func TestNoLoss(t *testing.T) {
 		}
 		if errs := check(wrong, lossy); !slices.Equal(errs, want) {
 			t.Errorf("reported\n%s\nwant\n%s", strings.Join(errs, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}
+
+// NoLoss sees every subscription, however it is registered: one that ended
+// before its cleanup (cancelled by the test, or by a cleanup that runs
+// first, as a Recorder's does), and a handler that gave values up as dead
+// letters, whether or not anything received them.
+func TestNoLossSeesEndedSubscriptionsAndDeadLetters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		check := func(expected []topictest.Loss, setup func(tb testing.TB, b *topic.Broker)) []string {
+			var b topic.Broker
+			defer b.Shutdown(context.Background())
+			return new(fakeTB).run(func(tb testing.TB) {
+				topictest.NoLoss(tb, &b, expected...)
+				setup(tb, &b)
+			})
+		}
+		ended := func(tb testing.TB, b *topic.Broker) {
+			_, cancel := b.Subscribe(topic.Buffer[order](1), topic.Name[order]("cancelled"))
+			_, late := b.Subscribe(topic.Buffer[order](1), topic.Name[order]("cleaned up"))
+			tb.Cleanup(late) // runs before NoLoss's cleanup
+			for i := range 3 {
+				b.Publish(order{i})
+			}
+			cancel()
+		}
+		want := []string{
+			`topictest: subscription "cancelled" (topictest_test.order) lost 2 values: full 2`,
+			`topictest: subscription "cleaned up" (topictest_test.order) lost 2 values: full 2`,
+		}
+		if errs := check(nil, ended); !slices.Equal(errs, want) {
+			t.Errorf("reported\n%s\nwant\n%s", strings.Join(errs, "\n"), strings.Join(want, "\n"))
+		}
+
+		dead := func(tb testing.TB, b *topic.Broker) {
+			b.Handle(func(context.Context, invoice) error { return topic.Permanent(errors.New("no")) },
+				topic.Name[invoice]("payments"), topic.Buffer[invoice](64),
+				topic.Retry[invoice](topic.RetryPolicy{Attempts: 3}))
+			for i := range 50 {
+				b.Publish(invoice{i})
+			}
+		}
+		want = []string{`topictest: handler "payments" (topictest_test.invoice) dead-lettered 50 values; want 0`}
+		if errs := check(nil, dead); !slices.Equal(errs, want) {
+			t.Errorf("reported\n%s\nwant\n%s", strings.Join(errs, "\n"), strings.Join(want, "\n"))
+		}
+		if errs := check([]topictest.Loss{{Sub: "payments", DeadLettered: 50}}, dead); len(errs) != 0 {
+			t.Errorf("dead letters as expected, reported %q", errs)
 		}
 	})
 }
