@@ -24,6 +24,12 @@ type Incident struct {
 	Ended bool
 }
 
+// Lossy reports whether i lost a value or dead-lettered one: what an alert
+// on loss fires on. An incident of retries alone (a handler whose later
+// attempt succeeded) is not lossy, nor the last incident of a subscription
+// that ended with nothing lost since its incident before.
+func (i Incident) Lossy() bool { return i.Lost.Total() > 0 || i.DeadLettered > 0 }
+
 // LogValue makes an Incident a group of its type, its name and the counts
 // that are not zero, so that log/slog writes it as one readable line:
 //
@@ -61,9 +67,15 @@ func (i Incident) LogValue() slog.Value {
 // of subscriptions that ended in the interval too, in one place. The counts
 // from before Watch are not reported. f is called on a goroutine of its
 // own, one Incident at a time, ordered by type (as printed), then name; it
-// may call the broker. Logging every incident is one line:
+// may call the broker. Logging every loss, and the retries apart:
 //
-//	stop := b.Watch(time.Second, func(i topic.Incident) { slog.Warn("topic: values lost", "incident", i) })
+//	stop := b.Watch(time.Second, func(i topic.Incident) {
+//		if i.Lossy() {
+//			slog.Warn("topic: values lost", "incident", i)
+//		} else if i.Retried > 0 {
+//			slog.Info("topic: values retried", "incident", i)
+//		}
+//	})
 //
 // It is rate-limited by construction: a subscription losing a million
 // values a second gives one Incident an interval, with the count.

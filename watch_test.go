@@ -796,11 +796,13 @@ func TestWatchKeepsTheDiscardedCountsOfADiscardOnStopHandler(t *testing.T) {
 	}
 }
 
-// One line logs every incident with log/slog, as a readable group. The
-// interval is an hour here, and the incidents come with Shutdown's final
-// counts, so that the output is the same each run.
+// Every loss is logged with log/slog as a readable group, and the retries
+// apart, so that an alert on loss never fires for a retry. The interval is
+// an hour here, and the incidents come with Shutdown's final counts, so
+// that the output is the same each run.
 func ExampleBroker_Watch() {
 	type Order struct{ ID int }
+	type Mail struct{ To string }
 
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -812,7 +814,13 @@ func ExampleBroker_Watch() {
 	}))
 
 	var b topic.Broker
-	stop := b.Watch(time.Hour, func(i topic.Incident) { logger.Warn("topic: values lost", "incident", i) })
+	stop := b.Watch(time.Hour, func(i topic.Incident) {
+		if i.Lossy() {
+			logger.Warn("topic: values lost", "incident", i)
+		} else if i.Retried > 0 {
+			logger.Info("topic: values retried", "incident", i)
+		}
+	})
 	defer stop()
 
 	_, cancel := b.Subscribe(topic.Name[Order]("billing"), topic.Buffer[Order](2))
@@ -820,10 +828,31 @@ func ExampleBroker_Watch() {
 	for i := range 5 {
 		b.Publish(Order{ID: i})
 	}
+	failed := false
+	b.Handle(func(context.Context, Mail) error {
+		if !failed {
+			failed = true
+			return errors.New("mail server busy") // the second attempt succeeds
+		}
+		return nil
+	}, topic.Name[Mail]("mailer"), topic.Retry[Mail](topic.RetryPolicy{Attempts: 3, Base: time.Millisecond}))
+	b.Publish(Mail{To: "ann@example.com"})
+
 	b.Shutdown(context.Background())
 	stop() // returns once the final counts are reported
 	// Output:
+	// level=INFO msg="topic: values retried" incident.type=topic_test.Mail incident.name=mailer incident.retried=1 incident.ended=true
 	// level=WARN msg="topic: values lost" incident.type=topic_test.Order incident.name=billing incident.full=3 incident.ended=true
+}
+
+// Lossy tells a loss (or a dead letter) from a retry that succeeded.
+func ExampleIncident_Lossy() {
+	retried := topic.Incident{Name: "mailer", Retried: 3}
+	lost := topic.Incident{Name: "billing", Lost: topic.Lost{Full: 2}}
+	dead := topic.Incident{Name: "payments", Retried: 2, DeadLettered: 1}
+	fmt.Println(retried.Lossy(), lost.Lossy(), dead.Lossy())
+	// Output:
+	// false true true
 }
 
 // An Incident is a group for log/slog: its type, name and the counts that
