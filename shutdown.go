@@ -35,7 +35,12 @@ import (
 // function that ignores its context may still be running. A ctx that ends
 // as the drain ends may be the outcome with nothing left to discard. A
 // handler is part of the drain while it has a value in hand, so a function
-// that never returns holds the drain until ctx ends.
+// that never returns holds the drain until ctx ends. Cut short, Shutdown
+// does not wait for the handlers' goroutines to discard and count, so their
+// counts are not yet final when it returns: Settle, with a context of its
+// own, returns nil once every handler's goroutine has ended, and then
+// Subscriptions has the final counts (a function that ignores its context
+// holds them, and Settle, until it returns).
 //
 // Nothing published after the subscriptions are closed is lost silently: a
 // publication that would have reached a subscription closed by Shutdown is
@@ -46,10 +51,10 @@ import (
 // ends with the broker: what a follower had not read when Shutdown closed
 // it is lost, and counted in its Subscriptions entry (not told to OnLoss),
 // Closed, or Discarded for a handler follower, as a handler's queue; its Lag
-// is then zero. After Shutdown,
-// Subscriptions returns the final counts of the subscriptions Shutdown
-// closed, and of the handlers it waited for, stopped ones included; Read
-// returns nothing and Append reports false.
+// is then zero. After Shutdown, Subscriptions returns the final counts of
+// the subscriptions Shutdown closed, and of the handlers it waited for,
+// stopped ones included (after a Shutdown cut short, once Settle has
+// returned nil); Read returns nothing and Append reports false.
 //
 // Shutdown may be called from a handler's function, and by any number of
 // goroutines at once. Called from a handler's function (or from a From or

@@ -774,3 +774,38 @@ func TestShutdownRacingPublishersLoseNothingUncounted(t *testing.T) {
 		}
 	}
 }
+
+// A Shutdown cut short returns before the handlers' goroutines have
+// discarded and counted what they held; Settle then waits until they have,
+// and the counts are final: what was handled and what was discarded make up
+// what was accepted.
+func TestSettleAfterACutShutdownWaitsForTheFinalCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 500
+		var b topic.Broker
+		var handled atomic.Uint64
+		b.Handle(func(ctx context.Context, v valA) error {
+			if handled.Load() == 19 {
+				<-ctx.Done() // until Shutdown is cut short
+				return ctx.Err()
+			}
+			handled.Add(1)
+			return nil
+		}, topic.Name[valA]("slow"), topic.Buffer[valA](n))
+		for i := range n {
+			b.Publish(valA{i})
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := b.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Shutdown returned %v; want its context's deadline", err)
+		}
+		if err := b.Settle(context.Background()); err != nil {
+			t.Fatalf("Settle after Shutdown: %v", err)
+		}
+		st := hStats(t, &b, "slow")
+		if h := st.Handler; h.Accepted != n || h.Handled != 19 || st.Lost.Discarded != n-19 || st.Lost.Total() != n-19 {
+			t.Errorf("after Settle: accepted %d, handled %d, lost %+v; want %d accepted, 19 handled, %d discarded", h.Accepted, h.Handled, st.Lost, n, n-19)
+		}
+	})
+}

@@ -50,7 +50,9 @@ func (st SubscriptionStats) MarshalJSON() ([]byte, error) {
 
 // Subscriptions returns a snapshot of every live subscription, ordered by
 // type (as printed), then name. After Shutdown it returns the final counts
-// of every subscription and handler Shutdown closed or waited for.
+// of every subscription and handler Shutdown closed or waited for; after a
+// Shutdown cut short by its context, once Settle has returned nil (see
+// Shutdown).
 //
 // It takes the broker's lock, so subscribing and cancelling wait for it; it
 // never delays a publication. It costs time in proportion to the types the
