@@ -41,6 +41,10 @@ const (
 	DeadLetterSequenceHeader = "Natsbridge-Stream-Sequence"
 	// DeadLetterSubjectHeader holds the subject the message was stored on.
 	DeadLetterSubjectHeader = "Natsbridge-Subject"
+	// DeadLetterTruncatedHeader, on a dead letter whose data is the start of
+	// the message's only (the message and the headers were more than the
+	// server's max_payload), holds the size of the message's data.
+	DeadLetterTruncatedHeader = "Natsbridge-Truncated"
 )
 
 // DeadLetterSubject returns the subject on which HandleStream publishes the
@@ -83,7 +87,14 @@ func DeadLetterSubject(durable string) string { return "natsbridge.deadletter." 
 // acknowledged (a failed publication leaves the message to be delivered
 // again); otherwise on core NATS, for whoever listens. A message that fails
 // to decode (or whose codec panics) is counted (DecodeErrors), reported,
-// dead-lettered on NATS alone, and terminated.
+// dead-lettered on NATS alone, and terminated. When the message's data and
+// the headers are more than the server's max_payload, the dead letter
+// carries the start of the data and DeadLetterTruncatedHeader. When NATS
+// refuses a dead letter, the message is delivered again after the
+// back-off for its dead letter to be tried again, until its last attempt;
+// then it is terminated all the same, lost, counted as Abandoned (each
+// refusal counted in PublishErrors and reported), so that no message
+// loops for ever.
 //
 // A call that takes long keeps its message: every third of the consumer's
 // AckWait, the link tells the stream that the message is in progress, so
@@ -269,6 +280,8 @@ func (x *streamHandler[T]) handle(m jetstream.Msg) {
 		e := br.report(&x.l.counts, Decode, x.l.subject, err)
 		if x.deadLetter(m, meta, attempt, e) {
 			x.settle(m, term, 0)
+		} else if attempt >= x.policy.Attempts {
+			x.abandon(m)
 		}
 		return
 	}
@@ -288,11 +301,17 @@ func (x *streamHandler[T]) handle(m jetstream.Msg) {
 		x.l.counts.retried.Add(1)
 		x.settle(m, nak, 0)
 	case errors.As(err, &perm) || attempt >= x.policy.Attempts:
-		if x.deadLetter(m, meta, attempt, err) {
-			br.b.Publish(topic.DeadLetter[T]{Value: v, Err: err, Attempts: attempt, Handler: x.name})
+		sent := x.deadLetter(m, meta, attempt, err)
+		if !sent && attempt < x.policy.Attempts {
+			return // delivered again, for its dead letter to be tried again
+		}
+		br.b.Publish(topic.DeadLetter[T]{Value: v, Err: err, Attempts: attempt, Handler: x.name})
+		x.finished.add(seq)
+		if sent {
 			x.l.counts.deadLettered.Add(1)
-			x.finished.add(seq)
 			x.settle(m, term, 0)
+		} else {
+			x.abandon(m)
 		}
 	default:
 		x.l.counts.retried.Add(1)
@@ -312,8 +331,11 @@ func (x *streamHandler[T]) call(r Imported[T]) (err error) {
 
 // deadLetter publishes m on the dead-letter subject, with the headers that
 // say why, and reports whether it was sent (stored, if a stream stores the
-// subject). If not, m is asked for again after the back-off, so that its
-// dead letter is tried again.
+// subject). If the message and the headers are more than the server takes,
+// the dead letter carries the start of the data, and a header saying so. If
+// it could not be sent, m is asked for again after the back-off, so that its
+// dead letter is tried again, unless this was its last attempt: then the
+// caller abandons it.
 func (x *streamHandler[T]) deadLetter(m jetstream.Msg, meta *jetstream.MsgMetadata, attempt int, cause error) bool {
 	h := nats.Header{
 		DeadLetterErrorHeader:    []string{cause.Error()},
@@ -323,20 +345,50 @@ func (x *streamHandler[T]) deadLetter(m jetstream.Msg, meta *jetstream.MsgMetada
 		DeadLetterSubjectHeader:  []string{m.Subject()},
 	}
 	dl := &nats.Msg{Subject: x.dlSubject, Data: m.Data(), Header: h}
-	var err error
 	if x.dlStored {
 		// One dead letter per message, however often it is tried.
 		h.Set(jetstream.MsgIDHeader, meta.Stream+"-"+strconv.FormatUint(meta.Sequence.Stream, 10))
-		_, err = x.js.PublishMsg(context.Background(), dl)
-	} else {
-		err = x.l.br.nc.PublishMsg(dl)
+	}
+	err := x.publishDeadLetter(dl)
+	if errors.Is(err, nats.ErrMaxPayload) {
+		// The data and the headers are over max_payload (the message alone
+		// was not): the start of the data, and its size in a header.
+		x.l.br.report(&x.l.counts, Publish, x.dlSubject, err)
+		h.Set(DeadLetterTruncatedHeader, strconv.Itoa(len(dl.Data)))
+		headers := dl.Size() - len(dl.Subject) - len(dl.Reply) - len(dl.Data)
+		keep := int(x.l.br.nc.MaxPayload()) - headers - truncateSlack
+		dl.Data = dl.Data[:max(0, min(keep, len(dl.Data)))]
+		err = x.publishDeadLetter(dl)
 	}
 	if err != nil {
 		x.l.br.report(&x.l.counts, Publish, x.dlSubject, err)
-		x.settle(m, nak, x.policy.Delay(attempt))
+		if attempt < x.policy.Attempts {
+			x.settle(m, nak, x.policy.Delay(attempt))
+		}
 		return false
 	}
 	return true
+}
+
+// truncateSlack is what a truncated dead letter leaves under max_payload,
+// for what JetStream may add to its headers.
+const truncateSlack = 128
+
+// publishDeadLetter publishes dl, through JetStream if a stream stores its
+// subject.
+func (x *streamHandler[T]) publishDeadLetter(dl *nats.Msg) error {
+	if x.dlStored {
+		_, err := x.js.PublishMsg(context.Background(), dl)
+		return err
+	}
+	return x.l.br.nc.PublishMsg(dl)
+}
+
+// abandon terminates m, at its last attempt, without the dead letter NATS
+// refused: lost, counted as Abandoned.
+func (x *streamHandler[T]) abandon(m jetstream.Msg) {
+	x.l.counts.abandoned.Add(1)
+	x.settle(m, term, 0)
 }
 
 // settle acknowledges m as s says; a NAK waits delay before redelivery.

@@ -1,13 +1,16 @@
 package natsbridge_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/seedaa7df82c/topic"
@@ -180,6 +183,78 @@ func TestHandleStreamStoresDeadLettersInAStream(t *testing.T) {
 	}
 	if string(m.Data) != "not json" || m.Header.Get(natsbridge.DeadLetterSequenceHeader) != "1" {
 		t.Errorf("stored dead letter %q %v", m.Data, m.Header)
+	}
+}
+
+// A poison message near the server's max_payload: its dead letter, data
+// and headers, is more than the server takes. The dead letter carries the
+// start of the data and a header with its size, and the message is
+// terminated, decoded once.
+func TestHandleStreamTruncatesADeadLetterOverMaxPayload(t *testing.T) {
+	const maxPayload = 1024
+	ts := startServer(t, func(o *server.Options) { o.MaxPayload = maxPayload })
+	n := newNode(t, ts)
+	raw := connect(t, ts)
+	dl, err := raw.SubscribeSync(natsbridge.DeadLetterSubject("big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	link := linked(t)(n.br.HandleStream[Order](t.Context(), "hs.big", natsbridge.Stream{}, natsbridge.Consumer{Durable: "big"},
+		func(context.Context, natsbridge.Imported[Order]) error { return nil },
+		natsbridge.Redeliver[Order](fastRedelivery)))
+	js, err := jetstream.New(connect(t, ts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	poison := bytes.Repeat([]byte("x"), maxPayload-100)
+	if _, err := js.Publish(t.Context(), "hs.big", poison); err != nil {
+		t.Fatal(err)
+	}
+	m, err := dl.NextMsg(wait)
+	if err != nil {
+		t.Fatalf("no dead letter: %v (stats %+v)", err, link.Stats())
+	}
+	if got := m.Header.Get(natsbridge.DeadLetterTruncatedHeader); got != strconv.Itoa(len(poison)) ||
+		len(m.Data) == 0 || !bytes.HasPrefix(poison, m.Data) || len(m.Data) >= len(poison) {
+		t.Errorf("dead letter of %d bytes, truncated header %q; want the start of the data and %d", len(m.Data), got, len(poison))
+	}
+	time.Sleep(200 * time.Millisecond) // beyond every back-off: nothing comes back
+	if s := link.Stats(); s.DecodeErrors != 1 || s.Abandoned != 0 {
+		t.Errorf("stats %+v; want one decode error, nothing abandoned", s)
+	}
+}
+
+// A dead letter that NATS refuses every time (the stream that stores its
+// subject takes no message that large): the message is tried again until
+// its last attempt, then terminated all the same and counted Abandoned,
+// never looping.
+func TestHandleStreamAbandonsAMessageWhoseDeadLetterIsAlwaysRefused(t *testing.T) {
+	ts := startServer(t)
+	n := newNode(t, ts)
+	js, err := jetstream.New(connect(t, ts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "SMALLDLQ", Subjects: []string{"dlq.small"},
+		Storage: jetstream.MemoryStorage, MaxMsgSize: 16}); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	link := linked(t)(n.br.HandleStream[Order](t.Context(), "hs.refused", natsbridge.Stream{}, natsbridge.Consumer{Durable: "refused"},
+		func(context.Context, natsbridge.Imported[Order]) error {
+			calls.Add(1)
+			return topic.Permanent(errors.New("declined"))
+		},
+		natsbridge.DeadLetterTo[Order]("dlq.small"), natsbridge.Redeliver[Order](fastRedelivery)))
+	produce(t, ts, "hs.refused", 1, 1)
+	waitFor(t, wait, "the message abandoned", func() bool { return link.Stats().Abandoned == 1 })
+	time.Sleep(200 * time.Millisecond) // beyond every back-off: nothing comes back
+	s := link.Stats()
+	if got := calls.Load(); got != int64(fastRedelivery.Attempts) || s.DeadLettered != 0 || s.Abandoned != 1 || s.PublishErrors != uint64(fastRedelivery.Attempts) {
+		t.Errorf("%d calls, stats %+v; want %d calls, 1 abandoned, none dead-lettered, a publish error per attempt", got, s, fastRedelivery.Attempts)
 	}
 }
 

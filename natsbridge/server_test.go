@@ -21,7 +21,8 @@ type testServer struct {
 	s    *server.Server
 }
 
-func startServer(tb testing.TB) *testServer {
+// startServer starts a testServer, its options changed by each of opts.
+func startServer(tb testing.TB, opts ...func(*server.Options)) *testServer {
 	tb.Helper()
 	ts := &testServer{tb: tb, opts: server.Options{
 		Host:               "127.0.0.1",
@@ -33,6 +34,9 @@ func startServer(tb testing.TB) *testServer {
 		JetStreamMaxMemory: 64 << 20,
 		JetStreamMaxStore:  256 << 20,
 	}}
+	for _, o := range opts {
+		o(&ts.opts)
+	}
 	ts.start()
 	tb.Cleanup(ts.stop)
 	return ts

@@ -36,6 +36,11 @@ type Stats struct {
 	// deliver again; DeadLettered those it gave up, published as dead
 	// letters and terminated (see HandleStream).
 	Handled, Retried, DeadLettered uint64
+	// Abandoned counts the messages a stream handler terminated at their
+	// last attempt without a dead letter on NATS, because NATS refused
+	// every publication of it (each refusal is in PublishErrors, and
+	// reported): lost, and counted apart (see HandleStream).
+	Abandoned uint64
 
 	EncodeErrors  uint64 // values the codec could not encode, not sent
 	DecodeErrors  uint64 // messages the codec could not decode, skipped
@@ -64,6 +69,7 @@ func (s *Stats) add(o Stats) {
 	s.Handled += o.Handled
 	s.Retried += o.Retried
 	s.DeadLettered += o.DeadLettered
+	s.Abandoned += o.Abandoned
 	s.EncodeErrors += o.EncodeErrors
 	s.DecodeErrors += o.DecodeErrors
 	s.PublishErrors += o.PublishErrors
@@ -80,6 +86,7 @@ func (s *Stats) add(o Stats) {
 type counters struct {
 	sent, received, echoes, duplicates     atomic.Uint64
 	handled, retried, deadLettered         atomic.Uint64
+	abandoned                              atomic.Uint64
 	encode, decode, publish, ack, consume  atomic.Uint64
 	dropped, slow, disconnects, reconnects atomic.Uint64
 }
@@ -93,6 +100,7 @@ func (c *counters) load() Stats {
 		Handled:       c.handled.Load(),
 		Retried:       c.retried.Load(),
 		DeadLettered:  c.deadLettered.Load(),
+		Abandoned:     c.abandoned.Load(),
 		EncodeErrors:  c.encode.Load(),
 		DecodeErrors:  c.decode.Load(),
 		PublishErrors: c.publish.Load(),
