@@ -11,14 +11,13 @@ import (
 func Example() {
 	type Tick struct{ N int }
 
-	var b topic.Broker
+	var b topic.Broker // the zero value is ready to use
 
 	ch, cancel := b.Subscribe[Tick]()
 	defer cancel()
 
-	b.Publish(Tick{N: 1})
-
-	fmt.Println((<-ch).N)
+	b.Publish(Tick{N: 1}) // the topic is inferred from the value
+	fmt.Println((<-ch).N) // 1
 	// Output:
 	// 1
 }

@@ -31,6 +31,7 @@ import (
 // Any other path is not found (404). Mount it on a pattern ending in a
 // slash, whose bare form http.ServeMux then redirects to it:
 //
+//	mux := http.NewServeMux()
 //	mux.Handle("/debug/topic/", topicdebug.Handler(&b))
 //
 // The page refers to snapshot.json relative to its own URL, and polls it

@@ -4,7 +4,9 @@
 // for one.
 //
 //	reg, err := topicotel.Register(&b, provider) // a metric.MeterProvider, nil for the global one
-//	if err != nil { ... }
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	defer reg.Unregister()
 //
 // # Instruments
