@@ -74,10 +74,11 @@ busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core;
 tools: ## vet, staticcheck and test the developer tools' own code (tools/cmd, tools/internal), outside the workspace
 	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(TOOL) staticcheck ./... && GOWORK=off $(GO) test $(call count) ./...
 
-layout: ## fail if a module's go.mod replaces the core (it must require a release; go.work points at the tree)
+layout: ## fail if a module's go.mod replaces the core (it must require a release; go.work points at the tree), or a published module lacks the LICENSE
 	@if grep -n 'replace github.com/seedaa7df82c/topic ' $$(find . -name go.mod -not -path './$(DIST)/*' -not -path '*/testdata/*'); then \
 		echo "a go.mod replaces the core: use the go.work workspace instead (README, Releasing)"; exit 1; fi
 	@test -f go.work || { echo "go.work is missing"; exit 1; }
+	@for m in . natsbridge topicotel; do cmp -s LICENSE $$m/LICENSE || { echo "$$m/LICENSE is missing or differs from LICENSE: each published module's zip carries it"; exit 1; }; done
 
 cover: | $(DIST) ## coverage of the core and its mechanisms by their tests and the reference's; fails under COVERMIN%; built with the sweeps, so that smoke reuses the build
 	@MODULES=. bash scripts/gotest cover $(TESTOUT) -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out -run '$(RUN)' . ./internal/reference ./internal/ring
