@@ -88,6 +88,7 @@ func main() {
 	flag.Parse()
 	run()
 	if *addr == "" {
+		fmt.Println("With -serve 127.0.0.1:8080 (as make demo runs it), a busy broker's debug page follows: its losses, retries, dead letters and followers, live.")
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -238,6 +239,7 @@ func run() {
 		dead = append(dead, d.Letter())
 	}
 
+	scene("run", "one broker: three types published, five subscriptions (a type, two interfaces as wildcards, a From transform, a slow subscriber)")
 	fmt.Printf("published: %d OrderPlaced (%d goroutines), %d PaymentFailed, %d Heartbeat\n\n",
 		orders, orderPublishers, payments, heartbeats)
 	fmt.Println("first alerts through the error subscription:")
@@ -246,9 +248,10 @@ func run() {
 	}
 	fmt.Printf("\naudit saw by kind: order=%d payment=%d heartbeat=%d\n",
 		kinds["order"], kinds["payment"], kinds["heartbeat"])
-	fmt.Printf("accounting revenue: $%d.%02d (published $%d.%02d)\n\n",
+	fmt.Printf("accounting revenue: $%d.%02d (published $%d.%02d)\n",
 		revenue/100, revenue%100, published/100, published%100)
 
+	scene("run", "what each subscription matched, received and lost, as the broker counted it")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "subscription\tsubscribes to\tbuffer\tmatching\treceived\tlost (counted by the broker)")
 	for _, c := range stats {
@@ -260,9 +263,10 @@ func run() {
 		slowWork, slowBuffer, heartbeatBurst)
 	fmt.Println("every loss counted; nobody else lost anything and no publisher ever waited.")
 
+	scene("run", "a handler with retries: a failed call is tried again; a value that fails every attempt becomes a dead letter")
 	for _, st := range snapshot {
 		if h := st.Handler; h != nil {
-			fmt.Printf("\nhandler %q: accepted %d, handled %d, retried %d, dead-lettered %d\n",
+			fmt.Printf("handler %q: accepted %d, handled %d, retried %d, dead-lettered %d\n",
 				st.Name, h.Accepted, h.Handled, h.Retried, h.DeadLettered)
 		}
 	}
@@ -271,6 +275,12 @@ func run() {
 
 	followScene()
 	fmt.Printf("\nTook %v.\n", time.Since(start).Round(time.Millisecond))
+}
+
+// scene prints the line that starts a block of the output: what it shows,
+// and the function of this program that produced it.
+func scene(function, what string) {
+	fmt.Printf("\n== %s (%s, cmd/topic-demo)\n", what, function)
 }
 
 // Price is a retained type: its publications are kept in a log.
@@ -319,13 +329,18 @@ func followScene() {
 	cancelFollowed()
 	consumers.Wait()
 
-	fmt.Printf("\nfollowers: %d prices published at once to two consumers as slow as each other (buffer %d), the log keeping %d\n", n, slowBuf, kept)
+	scene("followScene", "followers: a retained type's log, read at each reader's own pace")
+	fmt.Printf("%d prices published at once to two consumers, each as slow as the other, each with a channel of %d:\n", n, slowBuf)
+	fmt.Println(`"sent to" is a plain subscription: the broker sends to it and never waits, so what does not fit its channel is dropped.`)
+	fmt.Printf("\"follower\" follows the log instead (Follow): the log keeps the last %d, and its channel waits for room.\n", kept)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "consumer\treceived\tlost (counted by the broker)")
 	for _, name := range []string{"sent to", "follower"} {
 		fmt.Fprintf(w, "%s\t%d\t%d\n", name, got[name], statsOf(snapshot, name).Lost.Total())
 	}
 	w.Flush()
+	fmt.Printf("The follower lost nothing: every value waited in the log until it read it. The plain subscription lost %d, counted as full.\n",
+		statsOf(snapshot, "sent to").Lost.Total())
 
 	// A late follower of a log that keeps only 100 values.
 	var late topic.Broker
@@ -337,6 +352,7 @@ func followScene() {
 	}
 	buf := make([]topic.Record[Price], 8)
 	k := f.Read(buf)
+	scene("followScene", "a follower that came too late: retention trimmed what it wanted, and it is told how much")
 	fmt.Printf("a follower from the earliest that reads only after %d publications (100 kept): its first record is offset %d, Skipped %d\n",
 		n, buf[0].Offset, buf[0].Skipped)
 	read := k

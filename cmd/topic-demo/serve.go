@@ -165,7 +165,8 @@ func serve(ctx context.Context, addr string, out io.Writer) error {
 	done := busy(ctx, &b)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(out, "\nA busy broker's debug page: http://%s/debug/topic/ (interrupt to stop)\n", ln.Addr())
+	fmt.Fprintf(out, "\n== a busy broker's debug page (serve, cmd/topic-demo)\n")
+	fmt.Fprintf(out, "http://%s/debug/topic/ (interrupt to stop): watch the slow monitor's full count and the price ticker's evictions rise, the fraud check retry and dead-letter, and the price follower's offset advance with no loss\n", ln.Addr())
 	select {
 	case <-ctx.Done():
 	case err := <-served: // the listener failed
