@@ -46,6 +46,12 @@ NOSWEEPS ?= -tags topic_nosweeps
 PROF     ?= cpu
 REV      ?=
 PORT     ?= 8080
+# The version make release-check proves, and the release gorelease compares
+# it with (none: the first).
+RELEASE      ?= v0.1.0
+RELEASE_BASE ?= none
+# The modules released, from the root, the core first.
+PUBLISHED    ?= . natsbridge topicotel
 SERVE    ?= 127.0.0.1:$(PORT)
 
 count     = $(if $(COUNT),-count=$(COUNT),$(if $(1),-count=$(1)))
@@ -55,7 +61,7 @@ benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape lint vet staticcheck fmt-check fuzz smoke demo browser check clean compare layout tools busy
+	escape lint vet staticcheck fmt-check fuzz smoke demo browser check clean compare layout tools busy release-check
 
 all: check
 
@@ -71,6 +77,9 @@ race: | $(DIST) ## the tests of every module under the race detector, uncached (
 busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core; each round's failed tests in dist/busy-N/
 	bash scripts/busy -n $(ROUNDS) $(MAKE) --no-print-directory race 'TESTOUT=$(DIST)/busy-$$(BUSY_ROUND)'
 
+release-check: | $(DIST) ## prove the release RELEASE: a module proxy from the committed tree, each module got and run outside the workspace, gorelease against RELEASE_BASE; output in dist/release/
+	cd tools && GOWORK=off $(GO) run ./cmd/releasecheck -repo .. -out $(abspath $(DIST))/release -version $(RELEASE) -base $(RELEASE_BASE) $(PUBLISHED)
+
 tools: ## vet, staticcheck and test the developer tools' own code (tools/cmd, tools/internal), outside the workspace
 	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(TOOL) staticcheck ./... && GOWORK=off $(GO) test $(call count) ./...
 
@@ -78,7 +87,7 @@ layout: ## fail if a module's go.mod replaces the core (it must require a releas
 	@if grep -n 'replace github.com/seedaa7df82c/topic ' $$(find . -name go.mod -not -path './$(DIST)/*' -not -path '*/testdata/*'); then \
 		echo "a go.mod replaces the core: use the go.work workspace instead (README, Releasing)"; exit 1; fi
 	@test -f go.work || { echo "go.work is missing"; exit 1; }
-	@for m in . natsbridge topicotel; do cmp -s LICENSE $$m/LICENSE || { echo "$$m/LICENSE is missing or differs from LICENSE: each published module's zip carries it"; exit 1; }; done
+	@for m in $(PUBLISHED); do cmp -s LICENSE $$m/LICENSE || { echo "$$m/LICENSE is missing or differs from LICENSE: each published module's zip carries it"; exit 1; }; done
 
 cover: | $(DIST) ## coverage of the core and its mechanisms by their tests and the reference's; fails under COVERMIN%; built with the sweeps, so that smoke reuses the build
 	@MODULES=. bash scripts/gotest cover $(TESTOUT) -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out -run '$(RUN)' . ./internal/reference ./internal/ring
