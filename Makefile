@@ -146,8 +146,8 @@ vet: ## go vet on the packages of every module, and the core built for 32-bit pl
 staticcheck: ## staticcheck on the packages of every module, in one run
 	$(TOOL) staticcheck $(NOSWEEPS) $(WORKPKGS)
 
-fmt-check: ## fail, listing them, if any Go file needs gofmt
-	@files=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .) || exit 1; \
+fmt-check: ## fail, listing them, if any Go file of the repository (tracked, or new and not ignored) needs gofmt
+	@files=$$(git ls-files -co --exclude-standard -z '*.go' | xargs -0 "$$($(GO) env GOROOT)/bin/gofmt" -l) || exit 1; \
 	if [ -n "$$files" ]; then echo "gofmt needed (run go fmt ./... in its module):"; echo "$$files"; exit 1; fi
 
 fuzz: ## fuzz each target of FUZZ against its reference model for FUZZTIME (one build, internal/reference); FUZZMIN caps each minimization

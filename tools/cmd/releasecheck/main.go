@@ -87,7 +87,13 @@ func run(repo, out, version, base string, dirs []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", dirs[0], err)
 	}
-	env, err := consumerEnv(out, proxy, core.path)
+	// The consumers and their module cache, outside the repository.
+	work, err := os.MkdirTemp("", "releasecheck-consumers-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work) // -modcacherw: the cache's files can be removed
+	env, err := consumerEnv(work, proxy, core.path)
 	if err != nil {
 		return err
 	}
@@ -117,7 +123,7 @@ func run(repo, out, version, base string, dirs []string) error {
 		return err
 	}
 	for _, m := range mods {
-		if err := consume(out, env, m, version, programs[m.path]); err != nil {
+		if err := consume(work, env, m, version, programs[m.path]); err != nil {
 			return fmt.Errorf("a consumer of %s: %w", m.path, err)
 		}
 	}
@@ -226,9 +232,9 @@ func publish(src, proxy, dir, version string, when time.Time) (mod, error) {
 // workspace, the proxy just made first, then the module cache's downloads
 // (so that the modules already fetched are not fetched again), then the
 // public proxy; no checksum database for the modules released, which it
-// does not know yet; a module cache of their own, so that no module of
-// an earlier check is taken for this one.
-func consumerEnv(out, proxy, core string) ([]string, error) {
+// does not know yet; a module cache of their own, in work, so that no
+// module of an earlier check is taken for this one.
+func consumerEnv(work, proxy, core string) ([]string, error) {
 	cache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
 		return nil, err
@@ -247,7 +253,7 @@ func consumerEnv(out, proxy, core string) ([]string, error) {
 		"GOFLAGS=-mod=mod -modcacherw",
 		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(downloads)+",https://proxy.golang.org",
 		"GONOSUMDB="+core,
-		"GOMODCACHE="+filepath.Join(out, "modcache"),
+		"GOMODCACHE="+filepath.Join(work, "modcache"),
 	), nil
 }
 
@@ -322,12 +328,12 @@ func main() {
 	return programs, nil
 }
 
-// consume makes a module that requires m at version and runs its program,
-// and reports the module graph and go.sum it has.
-func consume(out string, env []string, m mod, version string, program [2]string) error {
-	dir := filepath.Join(out, "consumer", strings.ReplaceAll(strings.TrimPrefix(m.dir, "./"), "/", "-"))
+// consume makes a module in work that requires m at version and runs its
+// program, and reports the module graph and go.sum it has.
+func consume(work string, env []string, m mod, version string, program [2]string) error {
+	dir := filepath.Join(work, "consumer-"+strings.ReplaceAll(m.dir, "/", "-"))
 	if m.dir == "." {
-		dir = filepath.Join(out, "consumer", "core")
+		dir = filepath.Join(work, "consumer-core")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
