@@ -13,6 +13,8 @@ type feed[V any] interface {
 	tryNext() (v V, off uint64, ok bool)
 	lag() uint64
 	followerStats() *FollowerStats
+	freeze()
+	unread() (skipped, unread uint64, ok bool)
 	probeWait(stop <-chan struct{}, probes <-chan chan probeResult, a answerer) error
 	quitting() <-chan struct{}
 	end()

@@ -855,6 +855,34 @@ func TestShutdownCountsWhatEveryFollowerHadNotRead(t *testing.T) {
 	})
 }
 
+// What a follower lost at Shutdown is counted from where the log stood
+// then: the counts do not change after, though the age bound goes on
+// trimming; and what retention had trimmed before the follower reached it
+// is counted Skipped, the rest Closed.
+func TestAFollowersCountsAtShutdownStayFinal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[fOrder](topic.Retention{Count: 10, Age: time.Minute})
+		f := b.Follow(topic.Name[fOrder]("slow"))
+		for i := range 30 {
+			b.Publish(fOrder{i}) // 20 to 29 kept: 20 trimmed before it read them
+		}
+		if err := b.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		first := hStats(t, &b, "slow")
+		time.Sleep(2 * time.Minute) // every value kept has aged out since
+		again := hStats(t, &b, "slow")
+		want := topic.Lost{Skipped: 20, Closed: 10}
+		if first.Lost != want || again.Lost != want {
+			t.Errorf("lost %+v at Shutdown, %+v two minutes later; want %+v both times", first.Lost, again.Lost, want)
+		}
+		if n := f.Read(make([]topic.Record[fOrder], 10)); n != 0 {
+			t.Errorf("a follower closed by Shutdown read %d records", n)
+		}
+	})
+}
+
 // Shutdown: what is published after it is counted Closed on each follower,
 // of T and of Record[T], pull, channel and handler.
 func TestFollowShutdownCountsClosedOnEveryFollower(t *testing.T) {

@@ -39,7 +39,15 @@ type follower[T any] struct {
 	quit  chan struct{} // closed when the subscription is cancelled or closed
 	ended atomic.Bool   // set before quit is closed: cheaper to test
 	buf   [1]Record[T]  // next's; reader only
+	// sealed is where the follower and its log stood when Shutdown closed
+	// it (see freeze); nil until then.
+	sealed atomic.Pointer[sealPoint]
 }
+
+// A sealPoint is where a follower and its log stood when Shutdown closed
+// the follower: its position, and the log's oldest offset kept and tail
+// (for a keyed log, the values kept after the position instead).
+type sealPoint struct{ pos, head, tail, keyedLag uint64 }
 
 // A durable is what the broker keeps of a follower's name.
 type durable struct {
@@ -178,6 +186,48 @@ func (f *follower[T]) lag() uint64 {
 	return tail - min(max(f.next(), l.head(tail)), tail)
 }
 
+// freeze records where the follower and its log stand, once, as Shutdown
+// closes it: what it has not read then is lost with the broker (see
+// unread). Called with Broker.mu held, before end.
+func (f *follower[T]) freeze() {
+	l := f.l
+	if l == nil {
+		return
+	}
+	p := &sealPoint{pos: f.next()}
+	if l.keyed != nil {
+		p.keyedLag = f.lag()
+	} else {
+		tail := l.mu.tail()
+		l.agedOut(tail)
+		p.head, p.tail = l.head(tail), tail
+	}
+	f.sealed.CompareAndSwap(nil, p)
+}
+
+// unread returns, for a follower Shutdown closed, the values it lost by not
+// reading them: those retention had trimmed before it reached them
+// (skipped), and the others it had not read (unread); ok is false for a
+// follower Shutdown did not close. They are computed from where the log
+// stood at the seal, which nothing changes after (a trim by age included),
+// and from the position now: a read in progress as Shutdown closed the
+// follower may still move it, and what it read is then its reader's, not
+// lost (the counts are final once it has returned).
+func (f *follower[T]) unread() (skipped, unread uint64, ok bool) {
+	p := f.sealed.Load()
+	if p == nil {
+		return 0, 0, false
+	}
+	if f.l.keyed != nil {
+		return 0, p.keyedLag, true
+	}
+	n := f.next()
+	if n < p.head {
+		skipped = p.head - n
+	}
+	return skipped, p.tail - min(max(n, p.head), p.tail), true
+}
+
 // end releases the follower, once, when its subscription is cancelled or
 // closed: it quits, and its name is free.
 func (f *follower[T]) end() {
@@ -201,5 +251,9 @@ func (f *follower[T]) end() {
 }
 
 func (f *follower[T]) followerStats() *FollowerStats {
-	return &FollowerStats{Offset: f.next(), Committed: f.committed.Load(), Lag: f.lag()}
+	st := &FollowerStats{Offset: f.next(), Committed: f.committed.Load()}
+	if _, _, sealed := f.unread(); !sealed {
+		st.Lag = f.lag() // once sealed, what it has not read is lost: see sub.stats
+	}
+	return st
 }

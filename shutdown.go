@@ -49,9 +49,11 @@ import (
 // racing the end of the drain, or after Shutdown returned). Shutdown does not
 // count publications that no subscription matches. A retained type's log
 // ends with the broker: what a follower had not read when Shutdown closed
-// it is lost, and counted in its Subscriptions entry (not told to OnLoss),
-// Closed, or Discarded for a handler follower, as a handler's queue; its Lag
-// is then zero. After Shutdown, Subscriptions returns the final counts of
+// it is lost, and counted in its Subscriptions entry (not told to OnLoss)
+// from where the log stood then: Skipped what retention had trimmed before
+// the follower reached it, and the rest Closed, or Discarded for a handler
+// follower, as a handler's queue; its Lag is then zero. After Shutdown,
+// Subscriptions returns the final counts of
 // the subscriptions Shutdown closed, and of the handlers it waited for,
 // stopped ones included (after a Shutdown cut short, once Settle has
 // returned nil); Read returns nothing and Append reports false.

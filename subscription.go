@@ -129,6 +129,9 @@ func (s *sub[T]) sealLocked() {
 
 func (s *sub[T]) closeLocked() {
 	if s.opt != nil && s.opt.feed != nil {
+		if s.sealed.Load() {
+			s.opt.feed.freeze() // what it has not read is lost: see stats
+		}
 		s.opt.feed.end() // the follower quits
 		if s.opt.pumped != nil {
 			return // its pump closes the channel
@@ -390,21 +393,18 @@ func (s *sub[T]) stats() SubscriptionStats {
 			st.Handler = h.stats()
 			st.Lost.Errored, st.Lost.Discarded = h.lost()
 		}
-		if f := st.Follower; f != nil && f.Lag > 0 && s.sealed.Load() {
-			// What a follower had not read when Shutdown closed it: the log
-			// takes no more publications once sealed, and the follower
-			// reads no more once ended, so its lag is what it lost (a read
-			// in progress as Shutdown ended it moves from here to its
-			// reader). Counted here, when read, rather than once at the
-			// seal, so that no read racing the seal is counted twice.
-			if s.opt.handler != nil {
-				st.Lost.Discarded += f.Lag
-			} else {
-				st.Lost.Closed += f.Lag
-			}
-			f.Lag = 0
-			if s.opt.pumped == nil {
-				st.Queued = 0 // the log was its queue
+		if fd := s.opt.feed; fd != nil {
+			if skipped, unread, sealed := fd.unread(); sealed {
+				// What a follower had not read when Shutdown closed it is
+				// lost with the broker (see follower.unread). Counted here,
+				// when read, rather than once at the seal, so that a read
+				// racing the seal is not counted twice.
+				st.Lost.Skipped += skipped
+				if s.opt.handler != nil {
+					st.Lost.Discarded += unread
+				} else {
+					st.Lost.Closed += unread
+				}
 			}
 		}
 	}
