@@ -7,6 +7,7 @@ package topic
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,10 +45,14 @@ type follower[T any] struct {
 	sealed atomic.Pointer[sealPoint]
 }
 
-// A sealPoint is where a follower and its log stood when Shutdown closed
-// the follower: its position, and the log's oldest offset kept and tail
-// (for a keyed log, the values kept after the position instead).
-type sealPoint struct{ pos, head, tail, keyedLag uint64 }
+// A sealPoint is where a follower's log stood when Shutdown closed the
+// follower: its oldest offset kept and its tail, trimmed by age then; for a
+// keyed log, the offsets of the values it kept from the follower's
+// position on.
+type sealPoint struct {
+	head, tail uint64
+	keyed      []uint64
+}
 
 // A durable is what the broker keeps of a follower's name.
 type durable struct {
@@ -186,31 +191,42 @@ func (f *follower[T]) lag() uint64 {
 	return tail - min(max(f.next(), l.head(tail)), tail)
 }
 
-// freeze records where the follower and its log stand, once, as Shutdown
-// closes it: what it has not read then is lost with the broker (see
-// unread). Called with Broker.mu held, before end.
+// freeze records where the follower's log stands, once, after Shutdown
+// closed the follower (the log takes no publication any more): what the
+// follower has not read then is lost with the broker (see unread). It takes
+// the log's sequencing point, so it is called without Broker.mu, which a
+// replay takes under it.
 func (f *follower[T]) freeze() {
 	l := f.l
 	if l == nil {
 		return
 	}
-	p := &sealPoint{pos: f.next()}
+	p := &sealPoint{}
+	o := f.reached() // before l.mu: the ack lock is a leaf
+	l.mu.Lock()
+	tail := l.mu.tail()
 	if l.keyed != nil {
-		p.keyedLag = f.lag()
+		l.keyed.trim(l.oldest(l.stamp()))
+		p.keyed = l.keyed.offsetsFrom(o)
 	} else {
-		tail := l.mu.tail()
-		l.agedOut(tail)
+		l.trimLocked(l.ring.Load(), tail, l.stamp()) // by age, as a read would find it
 		p.head, p.tail = l.head(tail), tail
 	}
+	l.mu.Unlock()
 	f.sealed.CompareAndSwap(nil, p)
 }
 
+// reached returns the offset past what the follower has read: its
+// position, or further, past what it read before a Seek back or a re-read
+// of AckWait, which it received already.
+func (f *follower[T]) reached() uint64 { return max(f.next(), f.delivered.Load()) }
+
 // unread returns, for a follower Shutdown closed, the values it lost by not
 // reading them: those retention had trimmed before it reached them
-// (skipped), and the others it had not read (unread); ok is false for a
-// follower Shutdown did not close. They are computed from where the log
-// stood at the seal, which nothing changes after (a trim by age included),
-// and from the position now: a read in progress as Shutdown closed the
+// (skipped), and the others it had not read (unread); ok is false until
+// freeze. They are computed from where the log stood at the seal, which
+// nothing changes after (a trim by age included), and from how far the
+// follower has read now: a read in progress as Shutdown closed the
 // follower may still move it, and what it read is then its reader's, not
 // lost (the counts are final once it has returned).
 func (f *follower[T]) unread() (skipped, unread uint64, ok bool) {
@@ -218,10 +234,11 @@ func (f *follower[T]) unread() (skipped, unread uint64, ok bool) {
 	if p == nil {
 		return 0, 0, false
 	}
+	n := f.reached()
 	if f.l.keyed != nil {
-		return 0, p.keyedLag, true
+		i, _ := slices.BinarySearch(p.keyed, n)
+		return 0, uint64(len(p.keyed) - i), true
 	}
-	n := f.next()
 	if n < p.head {
 		skipped = p.head - n
 	}

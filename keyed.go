@@ -65,6 +65,9 @@ type keyedLog[T any] interface {
 	start(s Start, tail uint64) uint64
 	// countFrom returns the number of values kept from offset from on.
 	countFrom(from uint64) int
+	// offsetsFrom returns the offsets of the values kept from offset from
+	// on, in order.
+	offsetsFrom(from uint64) []uint64
 	// oldestOffset returns the offset of the oldest value kept, and false
 	// if none is.
 	oldestOffset() (uint64, bool)
@@ -146,6 +149,16 @@ func (c *keyed[T, K]) countFrom(from uint64) int {
 		}
 	}
 	return n
+}
+
+func (c *keyed[T, K]) offsetsFrom(from uint64) []uint64 {
+	var offs []uint64
+	for _, it := range c.items[c.at(from):] {
+		if !it.dead {
+			offs = append(offs, it.off)
+		}
+	}
+	return offs
 }
 
 func (c *keyed[T, K]) oldestOffset() (uint64, bool) {

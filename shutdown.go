@@ -510,6 +510,12 @@ func (d *drain) seal(err error) {
 	}
 	b.final = final
 	b.mu.Unlock()
+	// Where the followers' logs stood, now that they take no publication:
+	// what a follower has not read is lost (see sub.stats). Outside mu,
+	// which a replay takes under a log's sequencing point.
+	for _, s := range live {
+		s.freeze()
+	}
 	if err != nil {
 		d.cutShort(err)
 	}

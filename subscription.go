@@ -22,6 +22,9 @@ type subscriber interface {
 	// closes its channels once no publisher can send to them.
 	sealLocked()
 	closeLocked()
+	// freeze records, for a follower Shutdown closed, where its log stood;
+	// called after closeLocked, without Broker.mu.
+	freeze()
 	// countClosed counts a publication that reached the subscription after
 	// Shutdown closed it, and reports whether it has an OnLoss function;
 	// reportClosed reports it there, v being the value its source would
@@ -127,11 +130,16 @@ func (s *sub[T]) sealLocked() {
 	}
 }
 
+// freeze records, for a follower Shutdown closed, where its log stood (see
+// follower.freeze); without Broker.mu.
+func (s *sub[T]) freeze() {
+	if s.opt != nil && s.opt.feed != nil && s.sealed.Load() {
+		s.opt.feed.freeze()
+	}
+}
+
 func (s *sub[T]) closeLocked() {
 	if s.opt != nil && s.opt.feed != nil {
-		if s.sealed.Load() {
-			s.opt.feed.freeze() // what it has not read is lost: see stats
-		}
 		s.opt.feed.end() // the follower quits
 		if s.opt.pumped != nil {
 			return // its pump closes the channel
