@@ -798,8 +798,9 @@ func TestWatchKeepsTheDiscardedCountsOfADiscardOnStopHandler(t *testing.T) {
 
 // Every loss is logged with log/slog as a readable group, and the retries
 // apart, so that an alert on loss never fires for a retry. The interval is
-// an hour here, and the incidents come with Shutdown's final counts, so
-// that the output is the same each run.
+// an hour here, and the incidents come when stop reports what was not
+// reported yet, once the handler has settled, so that the output is the
+// same each run.
 func ExampleBroker_Watch() {
 	type Order struct{ ID int }
 	type Mail struct{ To string }
@@ -838,11 +839,13 @@ func ExampleBroker_Watch() {
 	}, topic.Name[Mail]("mailer"), topic.Retry[Mail](topic.RetryPolicy{Attempts: 3, Base: time.Millisecond}))
 	b.Publish(Mail{To: "ann@example.com"})
 
-	b.Shutdown(context.Background())
-	stop() // returns once the final counts are reported
+	if err := b.Settle(context.Background()); err != nil { // the mail sent, at its second attempt
+		panic(err)
+	}
+	stop() // reports what was not reported yet, then returns
 	// Output:
-	// level=INFO msg="topic: values retried" incident.type=topic_test.Mail incident.name=mailer incident.retried=1 incident.ended=true
-	// level=WARN msg="topic: values lost" incident.type=topic_test.Order incident.name=billing incident.full=3 incident.ended=true
+	// level=INFO msg="topic: values retried" incident.type=topic_test.Mail incident.name=mailer incident.retried=1
+	// level=WARN msg="topic: values lost" incident.type=topic_test.Order incident.name=billing incident.full=3
 }
 
 // Lossy tells a loss (or a dead letter) from a retry that succeeded.
