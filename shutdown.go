@@ -53,10 +53,10 @@ import (
 // from where the log stood then: Skipped what retention had trimmed before
 // the follower reached it, and the rest Closed, or Discarded for a handler
 // follower, as a handler's queue; its Lag is then zero. After Shutdown,
-// Subscriptions returns the final counts of
-// the subscriptions Shutdown closed, and of the handlers it waited for,
-// stopped ones included (after a Shutdown cut short, once Settle has
-// returned nil); Read returns nothing and Append reports false.
+// Subscriptions returns the final counts of the subscriptions Shutdown
+// closed, and of the handlers it waited for, stopped ones included (after
+// a Shutdown cut short, once Settle has returned nil); Read returns
+// nothing and Append reports false.
 //
 // Shutdown may be called from a handler's function, and by any number of
 // goroutines at once. Called from a handler's function (or from a From or
