@@ -220,6 +220,20 @@ func TestNoLossSeesEndedSubscriptionsAndDeadLetters(t *testing.T) {
 			t.Errorf("reported\n%s\nwant\n%s", strings.Join(errs, "\n"), strings.Join(want, "\n"))
 		}
 
+		// Counted after Shutdown's drain, when NoLoss's watch has ended.
+		afterShutdown := func(tb testing.TB, b *topic.Broker) {
+			b.Subscribe(topic.Buffer[order](1), topic.Name[order]("late"))
+			if err := b.Shutdown(context.Background()); err != nil {
+				tb.Errorf("Shutdown: %v", err)
+			}
+			time.Sleep(time.Second) // the watch has seen the drain end, and ended
+			b.Publish(order{1})
+		}
+		want = []string{`topictest: subscription "late" (topictest_test.order) lost 1 value: closed 1`}
+		if errs := check(nil, afterShutdown); !slices.Equal(errs, want) {
+			t.Errorf("reported\n%s\nwant\n%s", strings.Join(errs, "\n"), strings.Join(want, "\n"))
+		}
+
 		dead := func(tb testing.TB, b *topic.Broker) {
 			b.Handle(func(context.Context, invoice) error { return topic.Permanent(errors.New("no")) },
 				topic.Name[invoice]("payments"), topic.Buffer[invoice](64),
