@@ -9,7 +9,6 @@ import (
 	"context"
 	"reflect"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -93,64 +92,79 @@ func TestValuesAgedOutAtTheSealAreCountedSkipped(t *testing.T) {
 	})
 }
 
-// A keyed pull follower's Read racing Shutdown: what it read is its
-// reader's, the rest lost, nothing counted twice.
-func TestAKeyedPullReadRacingShutdownIsCountedOnce(t *testing.T) {
+// fsReadRacingShutdown publishes n values of T, value(i) the i-th, on the
+// broker that start makes (its retention declared), starts the follower
+// that start returns reading them on a goroutine of its own (read returns
+// how many it got before the follower ended), and runs Shutdown beside it,
+// fsRounds times: what the reader got and what the follower lost must add
+// up to n each time, nothing counted twice.
+func fsReadRacingShutdown[T any](t *testing.T, n int, value func(i int) T, start func(b *topic.Broker) (read func() uint64)) {
+	t.Helper()
 	for round := range fsRounds {
 		var b topic.Broker
-		b.RetainLatest(fsKey, topic.Retention{Count: 1 << 12})
-		f := b.Follow[fsK]()
-		const n = 300
-		for i := 0; i < n; i++ {
-			b.Publish(fsK{K: i})
+		read := start(&b)
+		for i := range n {
+			b.Publish(value(i))
 		}
-		var got atomic.Uint64
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			buf := make([]topic.Record[fsK], 1)
-			for {
-				k := f.Read(buf)
-				if k == 0 {
-					return
-				}
-				got.Add(uint64(k))
-			}
-		}()
+		got := make(chan uint64)
+		go func() { got <- read() }()
 		_ = b.Shutdown(context.Background())
-		<-done
-		st := fsStats[fsK](t, &b, "")
-		if got.Load()+st.Lost.Total() != n {
-			t.Fatalf("round %d: read %d, lost %+v: want %d in all", round, got.Load(), st.Lost, n)
+		k := <-got
+		if st := fsStats[T](t, &b, ""); k+st.Lost.Total() != uint64(n) {
+			t.Fatalf("round %d: read %d, lost %+v: want %d in all", round, k, st.Lost, n)
 		}
 	}
 }
 
+// fsPull returns a read of fsReadRacingShutdown for a pull follower: one
+// record at a time until it reads none.
+func fsPull[T any](f *topic.Follower[T]) func() uint64 {
+	return func() uint64 {
+		var got uint64
+		buf := make([]topic.Record[T], 1)
+		for f.Read(buf) == 1 {
+			got++
+		}
+		return got
+	}
+}
+
+// fsReceive returns a read of fsReadRacingShutdown for a channel follower:
+// every value until the channel is closed.
+func fsReceive[T any](ch <-chan T) func() uint64 {
+	return func() uint64 {
+		var got uint64
+		for range ch {
+			got++
+		}
+		return got
+	}
+}
+
+// A pull follower's Read racing Shutdown: read and counted add up.
+func TestAPullReadRacingShutdownIsCountedOnce(t *testing.T) {
+	fsReadRacingShutdown(t, 2000, func(i int) fsA { return fsA{i} }, func(b *topic.Broker) func() uint64 {
+		b.Retain[fsA](topic.Retention{Count: 1 << 12})
+		return fsPull(b.Follow[fsA]())
+	})
+}
+
+// A keyed pull follower's Read racing Shutdown: what it read is its
+// reader's, the rest lost, nothing counted twice.
+func TestAKeyedPullReadRacingShutdownIsCountedOnce(t *testing.T) {
+	fsReadRacingShutdown(t, 300, func(i int) fsK { return fsK{K: i} }, func(b *topic.Broker) func() uint64 {
+		b.RetainLatest(fsKey, topic.Retention{Count: 1 << 12})
+		return fsPull(b.Follow[fsK]())
+	})
+}
+
 // A keyed channel follower racing Shutdown: received and counted add up.
 func TestAKeyedChannelFollowerRacingShutdownIsCountedOnce(t *testing.T) {
-	for round := range fsRounds {
-		var b topic.Broker
+	fsReadRacingShutdown(t, 300, func(i int) fsK { return fsK{K: i} }, func(b *topic.Broker) func() uint64 {
 		b.RetainLatest(fsKey, topic.Retention{Count: 1 << 12})
 		ch, _ := b.Subscribe(topic.Follow[fsK](), topic.Buffer[fsK](0))
-		const n = 300
-		for i := 0; i < n; i++ {
-			b.Publish(fsK{K: i})
-		}
-		var got atomic.Uint64
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for range ch {
-				got.Add(1)
-			}
-		}()
-		_ = b.Shutdown(context.Background())
-		<-done
-		st := fsStats[fsK](t, &b, "")
-		if got.Load()+st.Lost.Total() != n {
-			t.Fatalf("round %d: received %d, lost %+v: want %d in all", round, got.Load(), st.Lost, n)
-		}
-	}
+		return fsReceive(ch)
+	})
 }
 
 // A follower with AckWait and uncommitted reads: what it read was
@@ -183,38 +197,6 @@ func TestReadButUncommittedValuesAreNotLostAtShutdown(t *testing.T) {
 			t.Errorf("read all 10 (uncommitted): lost %+v without a re-read begun, %+v with one begun", a, c)
 		}
 	})
-}
-
-// A pull follower's Read racing Shutdown: read and counted add up.
-func TestAPullReadRacingShutdownIsCountedOnce(t *testing.T) {
-	for round := range fsRounds {
-		var b topic.Broker
-		b.Retain[fsA](topic.Retention{Count: 1 << 12})
-		f := b.Follow[fsA]()
-		const n = 2000
-		for i := 0; i < n; i++ {
-			b.Publish(fsA{i})
-		}
-		var got atomic.Uint64
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			buf := make([]topic.Record[fsA], 1)
-			for {
-				k := f.Read(buf)
-				if k == 0 {
-					return
-				}
-				got.Add(uint64(k))
-			}
-		}()
-		_ = b.Shutdown(context.Background())
-		<-done
-		st := fsStats[fsA](t, &b, "")
-		if got.Load()+st.Lost.Total() != n {
-			t.Fatalf("round %d: read %d, lost %+v: want %d in all", round, got.Load(), st.Lost, n)
-		}
-	}
 }
 
 // A channel follower whose pump holds a value at the seal: it is counted
