@@ -267,29 +267,25 @@ func keyOf(typ reflect.Type, name string) (key, kind string) {
 
 // larger returns the larger of a and b, cause by cause.
 func larger(a, b topic.Lost) topic.Lost {
-	return topic.Lost{
-		Full: max(a.Full, b.Full), Evicted: max(a.Evicted, b.Evicted), Failed: max(a.Failed, b.Failed),
-		Errored: max(a.Errored, b.Errored), Discarded: max(a.Discarded, b.Discarded),
-		Closed: max(a.Closed, b.Closed), Skipped: max(a.Skipped, b.Skipped),
-	}
+	return byCause(a, b, func(x, y uint64) uint64 { return max(x, y) })
 }
 
 // since returns a less b, cause by cause, none below zero.
 func since(a, b topic.Lost) topic.Lost {
-	sub := func(x, y uint64) uint64 { return x - min(x, y) }
-	return topic.Lost{
-		Full: sub(a.Full, b.Full), Evicted: sub(a.Evicted, b.Evicted), Failed: sub(a.Failed, b.Failed),
-		Errored: sub(a.Errored, b.Errored), Discarded: sub(a.Discarded, b.Discarded),
-		Closed: sub(a.Closed, b.Closed), Skipped: sub(a.Skipped, b.Skipped),
-	}
+	return byCause(a, b, func(x, y uint64) uint64 { return x - min(x, y) })
 }
 
 // add returns the sum of a and b, cause by cause.
 func add(a, b topic.Lost) topic.Lost {
+	return byCause(a, b, func(x, y uint64) uint64 { return x + y })
+}
+
+// byCause returns the counts f makes of those of a and b, cause by cause.
+func byCause(a, b topic.Lost, f func(x, y uint64) uint64) topic.Lost {
 	return topic.Lost{
-		Full: a.Full + b.Full, Evicted: a.Evicted + b.Evicted, Failed: a.Failed + b.Failed,
-		Errored: a.Errored + b.Errored, Discarded: a.Discarded + b.Discarded,
-		Closed: a.Closed + b.Closed, Skipped: a.Skipped + b.Skipped,
+		Full: f(a.Full, b.Full), Evicted: f(a.Evicted, b.Evicted), Failed: f(a.Failed, b.Failed),
+		Errored: f(a.Errored, b.Errored), Discarded: f(a.Discarded, b.Discarded),
+		Closed: f(a.Closed, b.Closed), Skipped: f(a.Skipped, b.Skipped),
 	}
 }
 
