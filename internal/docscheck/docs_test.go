@@ -107,7 +107,7 @@ func inExample(b docscheck.Block, name string) error {
 	if err != nil {
 		return err
 	}
-	var last error
+	var srcs [][]byte
 	for _, f := range files {
 		if !strings.HasSuffix(f, "_test.go") {
 			continue
@@ -116,9 +116,7 @@ func inExample(b docscheck.Block, name string) error {
 		if err != nil {
 			return err
 		}
-		if last = docscheck.InExample(b, src, name); last == nil || !strings.Contains(last.Error(), "no function") {
-			return last
-		}
+		srcs = append(srcs, src)
 	}
-	return last
+	return docscheck.InExample(b, name, srcs...)
 }

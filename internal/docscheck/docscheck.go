@@ -275,28 +275,30 @@ func Check(t *testing.T, blocks []Block, env Env) int {
 }
 
 // InExample reports whether the lines of b's code are, in order and
-// together, lines of the function named example in the Go source src
-// (each line trimmed of its indentation, blank lines aside): so that the
-// block runs, and its output is checked, as that example.
-func InExample(b Block, src []byte, example string) error {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "", src, parser.ParseComments)
-	if err != nil {
-		return err
-	}
-	for _, d := range f.Decls {
-		fn, ok := d.(*ast.FuncDecl)
-		if !ok || fn.Name.Name != example || fn.Body == nil {
-			continue
+// together, lines of the function named example in one of the Go source
+// files srcs (each line trimmed of its indentation, blank lines aside): so
+// that the block runs, and its output is checked, as that example.
+func InExample(b Block, example string, srcs ...[]byte) error {
+	for _, src := range srcs {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "", src, parser.ParseComments)
+		if err != nil {
+			return err
 		}
-		body := trimmed(string(src[fset.Position(fn.Body.Lbrace).Offset:fset.Position(fn.Body.Rbrace).Offset]))
-		code := trimmed(b.Code)
-		for i := 0; i+len(code) <= len(body); i++ {
-			if slices.Equal(body[i:i+len(code)], code) {
-				return nil
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Name.Name != example || fn.Body == nil {
+				continue
 			}
+			body := trimmed(string(src[fset.Position(fn.Body.Lbrace).Offset:fset.Position(fn.Body.Rbrace).Offset]))
+			code := trimmed(b.Code)
+			for i := 0; i+len(code) <= len(body); i++ {
+				if slices.Equal(body[i:i+len(code)], code) {
+					return nil
+				}
+			}
+			return fmt.Errorf("%v: the block's lines are not those of %s", b, example)
 		}
-		return fmt.Errorf("%v: the block's lines are not those of %s", b, example)
 	}
 	return fmt.Errorf("%v: no function %s", b, example)
 }
@@ -318,13 +320,9 @@ func trimmed(s string) []string {
 // are its own: the test that calls Check does not list the module's
 // folders itself, which would keep the go command from caching its result.
 func exportImporter(paths []string) (types.Importer, error) {
-	args := append([]string{"list", "-export", "-deps", "-f", "{{if .Export}}{{.ImportPath}}={{.Export}}{{end}}"}, paths...)
-	cmd := exec.Command("go", args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := goList(append([]string{"-export", "-deps", "-f", "{{if .Export}}{{.ImportPath}}={{.Export}}{{end}}"}, paths...)...)
 	if err != nil {
-		return nil, fmt.Errorf("go list -export: %v\n%s", err, stderr.Bytes())
+		return nil, err
 	}
 	files := map[string]string{}
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
@@ -350,12 +348,22 @@ func Files(tests bool, patterns ...string) ([]string, error) {
 	if tests {
 		format += "{{range .TestGoFiles}}{{$.Dir}}/{{.}}\n{{end}}{{range .XTestGoFiles}}{{$.Dir}}/{{.}}\n{{end}}"
 	}
-	cmd := exec.Command("go", append([]string{"list", "-f", format}, patterns...)...)
+	out, err := goList(append([]string{"-f", format}, patterns...)...)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// goList runs go list with args and returns its output, or an error with
+// what it printed on its standard error.
+func goList(args ...string) ([]byte, error) {
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("go list: %v\n%s", err, stderr.Bytes())
+		return nil, fmt.Errorf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
-	return strings.Fields(string(out)), nil
+	return out, nil
 }
