@@ -118,7 +118,7 @@ func run(repo, out, version, base string, dirs []string) error {
 		}
 		mods = append(mods, m)
 	}
-	programs, err := programsOf(repo, mods)
+	programs, err := programsOf(src, mods)
 	if err != nil {
 		return err
 	}
@@ -258,10 +258,11 @@ func consumerEnv(work, proxy, core string) ([]string, error) {
 }
 
 // programsOf returns the program that each module's consumer runs, with
-// the output it must print: the core's is the README's first Go block,
-// verbatim, and its comment says what it prints.
-func programsOf(repo string, mods []mod) (map[string][2]string, error) {
-	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+// the output it must print: the core's is the first Go block of the README
+// of the committed tree in src, verbatim, and its comment says what it
+// prints.
+func programsOf(src string, mods []mod) (map[string][2]string, error) {
+	readme, err := os.ReadFile(filepath.Join(src, "README.md"))
 	if err != nil {
 		return nil, err
 	}
