@@ -269,7 +269,7 @@ func (f *follower[T]) end() {
 
 func (f *follower[T]) followerStats() *FollowerStats {
 	st := &FollowerStats{Offset: f.next(), Committed: f.committed.Load()}
-	if _, _, sealed := f.unread(); !sealed {
+	if f.sealed.Load() == nil {
 		st.Lag = f.lag() // once sealed, what it has not read is lost: see sub.stats
 	}
 	return st
