@@ -331,12 +331,12 @@ func streamMsgs(ctx context.Context, t *testing.T, urls []string, name string) u
 	t.Helper()
 	js := newJetStream(t, dialNATS(t, urls))
 	var msgs uint64
-	pollErr(t, 10*time.Second, "the stream's info", func() error {
-		st, err := js.Stream(ctx, name)
+	pollAttempts(ctx, t, 10*time.Second, "the stream's info", func(actx context.Context) error {
+		st, err := js.Stream(actx, name)
 		if err != nil {
 			return err
 		}
-		info, err := st.Info(ctx)
+		info, err := st.Info(actx)
 		if err != nil {
 			return err
 		}
@@ -560,13 +560,13 @@ func TestFaultClusterLeaderLost(t *testing.T) {
 	}
 
 	var exp, hs *natsbridge.Link
-	pollErr(t, 20*time.Second, "the stream export (and its R3 stream)", func() (err error) {
-		exp, err = exportStreamPaced(ctx, prod, subject, s)
+	pollAttempts(ctx, t, 30*time.Second, "the stream export (and its R3 stream)", func(actx context.Context) (err error) {
+		exp, err = exportStreamPaced(actx, prod, subject, s)
 		return err
 	})
 	h := newHandledLog(n)
-	pollErr(t, 20*time.Second, "the stream handler (and its durable consumer)", func() (err error) {
-		hs, err = cons.br.HandleStream[faultValue](ctx, subject, s,
+	pollAttempts(ctx, t, 30*time.Second, "the stream handler (and its durable consumer)", func(actx context.Context) (err error) {
+		hs, err = cons.br.HandleStream[faultValue](actx, subject, s,
 			natsbridge.Consumer{Durable: "fault-cluster", Start: natsbridge.StartEarliest(), AckWait: 2 * time.Second, MaxAckPending: 256},
 			h.handle)
 		return err

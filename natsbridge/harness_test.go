@@ -217,12 +217,7 @@ func testLeaderFailover(t *testing.T, onLeader bool) {
 	t.Logf("3-node cluster ready in %v", time.Since(start).Round(time.Millisecond))
 
 	admin := newJetStream(t, dialNATS(t, c.URLs()))
-	// Each attempt has a few seconds of its own: on a busy machine the
-	// cluster's meta leader may not answer the first request, which then
-	// waited out the whole test's context (a make check run failed so).
-	pollErr(t, 30*time.Second, "the stream's creation", func() error {
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
+	pollAttempts(ctx, t, 30*time.Second, "the stream's creation", func(actx context.Context) error {
 		_, err := admin.CreateStream(actx, jetstream.StreamConfig{
 			Name:     stream,
 			Subjects: []string{"failover.>"},
@@ -269,15 +264,15 @@ func testLeaderFailover(t *testing.T, onLeader bool) {
 	rjs := newJetStream(t, dialNATS(t, []string{c.URL(reader)}))
 	var info *jetstream.StreamInfo
 	var cons jetstream.Consumer
-	pollErr(t, 30*time.Second, "the stream and a consumer on the reader's node", func() error {
-		st, err := rjs.Stream(ctx, stream)
+	pollAttempts(ctx, t, 30*time.Second, "the stream and a consumer on the reader's node", func(actx context.Context) error {
+		st, err := rjs.Stream(actx, stream)
 		if err != nil {
 			return err
 		}
-		if info, err = st.Info(ctx); err != nil {
+		if info, err = st.Info(actx); err != nil {
 			return err
 		}
-		cons, err = st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		cons, err = st.CreateOrUpdateConsumer(actx, jetstream.ConsumerConfig{
 			Durable:   "reader",
 			AckPolicy: jetstream.AckExplicitPolicy,
 		})

@@ -562,6 +562,22 @@ func pollErr(t testing.TB, d time.Duration, what string, f func() error) {
 	}
 }
 
+// pollAttempts calls f until it returns nil, for at most d, giving each
+// attempt a context of its own of at most attempt (within ctx). A request
+// to a cluster whose meta leader is not yet elected, or that lost its
+// stream's leader, may go unanswered: it must cost one attempt, not the
+// whole test's context (a cold CI run failed so, at a durable consumer's
+// creation).
+func pollAttempts(ctx context.Context, t testing.TB, d time.Duration, what string, f func(context.Context) error) {
+	t.Helper()
+	const attempt = 5 * time.Second
+	pollErr(t, d, what, func() error {
+		actx, cancel := context.WithTimeout(ctx, attempt)
+		defer cancel()
+		return f(actx)
+	})
+}
+
 // N is the number of nodes.
 func (c *cluster) N() int { return len(c.nodes) }
 
