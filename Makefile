@@ -43,6 +43,11 @@ TESTOUT  ?= $(DIST)
 # saved where no benchmark runs: test, race and staticcheck leave them out;
 # cover builds them, so that smoke runs the benchmarks from the same build.
 NOSWEEPS ?= -tags topic_nosweeps
+# go vet's every check, run by go test on the packages it builds (by
+# default go test runs a few): race and cover vet every package of every
+# module (the sweeps too), from the export data of their own build, where
+# a go vet beside them would compile every dependency once more.
+VETALL   ?= -vet=all
 PROF     ?= cpu
 REV      ?=
 PORT     ?= 8080
@@ -61,7 +66,7 @@ benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape lint vet staticcheck fmt-check fuzz smoke demo browser check clean compare layout tools busy release-check
+	escape lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare layout tools busy release-check
 
 all: check
 
@@ -71,8 +76,8 @@ $(DIST):
 test: ## run the tests of every module
 	$(call each,$(GO) test $(NOSWEEPS) $(call count) -run '$(RUN)' $(PKG))
 
-race: | $(DIST) ## the tests of every module under the race detector, uncached (RACECOUNT= caches them); a failed test's output in TESTOUT/race-failed/
-	@MODULES='$(MODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) -race $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
+race: | $(DIST) ## the tests of every module under the race detector, uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
+	@MODULES='$(MODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
 
 busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core; each round's failed tests in dist/busy-N/
 	bash scripts/busy -n $(ROUNDS) $(MAKE) --no-print-directory race 'TESTOUT=$(DIST)/busy-$$(BUSY_ROUND)'
@@ -90,7 +95,7 @@ layout: ## fail if a module's go.mod replaces the core (it must require a releas
 	@for m in $(PUBLISHED); do cmp -s LICENSE $$m/LICENSE || { echo "$$m/LICENSE is missing or differs from LICENSE: each published module's zip carries it"; exit 1; }; done
 
 cover: | $(DIST) ## coverage of the core and its mechanisms by their tests and the reference's; fails under COVERMIN%; built with the sweeps, so that smoke reuses the build
-	@MODULES=. bash scripts/gotest cover $(TESTOUT) -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out -run '$(RUN)' . ./internal/reference ./internal/ring
+	@MODULES=. bash scripts/gotest cover $(TESTOUT) $(VETALL) -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out -run '$(RUN)' . ./internal/reference ./internal/ring
 	@$(GO) tool cover -func=$(DIST)/cover.out | tail -n 1 | tee $(DIST)/cover.txt
 	@awk -v min=$(COVERMIN) '{ sub(/%/, "", $$NF); if ($$NF + 0 < min) { print "coverage " $$NF "% is under " min "%"; exit 1 } }' $(DIST)/cover.txt
 
@@ -139,8 +144,10 @@ escape: | $(DIST) ## escape analysis of the package and its instantiations, heap
 
 lint: vet staticcheck ## go vet and staticcheck on every module
 
-vet: ## go vet on the packages of every module, and the core built for 32-bit platforms (386, arm)
+vet: build32 ## go vet on the packages of every module, and the core built for 32-bit platforms (386, arm)
 	$(GO) vet $(WORKPKGS)
+
+build32: ## the core built for 32-bit platforms (386, arm), where a 64-bit atomic must be aligned and int is 32 bits
 	GOARCH=386 $(GO) build . && GOARCH=arm $(GO) build .
 
 staticcheck: ## staticcheck on the packages of every module, in one run
