@@ -35,6 +35,8 @@ CORE      = github.com/seedaa7df82c/topic
 COVERPKG ?= $(CORE),$(CORE)/internal/ring
 RACECOUNT ?= -count=1
 ROUNDS   ?= 10
+BENCHDOC_COUNT = $(or $(COUNT),5)
+BENCHDOC_TIME  = $(or $(TIME),300ms)
 # Where race and cover write their JSON, plain log and failed tests' output
 # (make check: dist/check).
 TESTOUT  ?= $(DIST)
@@ -66,7 +68,7 @@ benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare layout tools busy release-check
+	escape benchdoc lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare layout tools busy release-check
 
 all: check
 
@@ -119,6 +121,14 @@ table: | $(DIST) ## COUNT (10) rounds of every benchmark, then the README's tabl
 	$(GO) test -c -o $(DIST)/table.test .
 	for i in $$(seq $(or $(COUNT),10)); do $(DIST)/table.test -test.run='^$$' -test.bench='$(BENCH)' -test.benchmem -test.count=1 $(if $(TIME),-test.benchtime=$(TIME)); done | tee $(DIST)/bench-rounds.txt
 	(cd tools && GOWORK=off $(GO) run ./cmd/benchtable $(abspath $(DIST))/bench-rounds.txt) | tee $(DIST)/bench-table.md
+
+benchdoc: | $(DIST) ## COUNT (5) rounds of every benchmark of the core, TIME (300ms) each, then docs/benchmarks.md and the README's summary written from them, stamped (run it on a quiet machine)
+	$(MAKE) --no-print-directory table COUNT=$(BENCHDOC_COUNT) TIME=$(BENCHDOC_TIME)
+	cd tools && GOWORK=off $(GO) run ./cmd/benchtable -doc $(CURDIR)/docs/benchmarks.md -readme $(CURDIR)/README.md \
+		-go "$$($(GO) env GOVERSION) $$($(GO) env GOOS)/$$($(GO) env GOARCH)" \
+		-commit "$$(git rev-parse --short HEAD)$$(git diff --quiet HEAD -- . ':!docs/benchmarks.md' ':!README.md' || echo ' with uncommitted changes')" \
+		-date "$$(date -u +%F)" -cores "$$(nproc)" -command 'make benchdoc COUNT=$(BENCHDOC_COUNT) TIME=$(BENCHDOC_TIME)' \
+		$(abspath $(DIST))/bench-rounds.txt
 
 regress: | $(DIST) ## interleaved benchmarks of the working tree against REV, then benchstat
 	@test -n '$(REV)' || { echo "usage: make regress REV=<git revision>" >&2; exit 2; }

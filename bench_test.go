@@ -978,8 +978,8 @@ func BenchmarkFollowerMemory(b *testing.B) {
 // addition (the one locked instruction the guard keeps), an epoch read
 // without a write (what a publisher would pay if the canceller could learn
 // of its quiescence without it), a read lock, and a mutex. Only the guard,
-// the two additions and the locks are correct protocols: see README,
-// Benchmarks.
+// the two additions and the locks are correct protocols; the others are
+// floors, what a protocol of their kind could cost at best.
 func BenchmarkGuardAlternatives(b *testing.B) {
 	b.Run("guard", func(b *testing.B) {
 		g := topic.NewGuard()

@@ -92,7 +92,7 @@ func childStacks(t *testing.T) {
 	})
 	// Followers that wait alone: a publication that wakes thousands at
 	// once makes them contend for the log's list of those waiting,
-	// and a sync.Mutex's wait goes deeper (see README, Handlers).
+	// and a sync.Mutex's wait goes deeper.
 	logged.Retain[stackValue](topic.Retention{Count: 4})
 	follower := parked(func() func() {
 		return logged.Handle(func(context.Context, stackValue) error { return nil }, topic.Follow[stackValue]())

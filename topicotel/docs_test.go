@@ -7,22 +7,22 @@ import (
 	"github.com/seedaa7df82c/topic/internal/docscheck"
 )
 
-// The README's blocks that use this module, and the Go code blocks of the
+// The blocks of the README and docs/ that use this module, and the Go code blocks of the
 // package's doc comments, compile against the tree.
 func TestTheDocsCompile(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	guides, err := docscheck.Guides("..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var blocks []docscheck.Block
-	for _, b := range docscheck.Markdown("README.md", readme) {
+	for _, b := range guides {
 		if b.Marker == "module topicotel" {
 			b.Marker = "" // checked here
 			blocks = append(blocks, b)
 		}
 	}
 	if len(blocks) == 0 {
-		t.Fatal("the README has no block marked <!-- docs: module topicotel -->")
+		t.Fatal("neither the README nor docs/ has a block marked <!-- docs: module topicotel -->")
 	}
 	src, err := os.ReadFile("doc.go")
 	if err != nil {
@@ -47,5 +47,5 @@ func TestTheDocsCompile(t *testing.T) {
 		Decls:  "var provider metric.MeterProvider\n",
 		Locals: "var b topic.Broker\nctx := context.Background()\n",
 	})
-	t.Logf("%d blocks checked: %d of the README, %d of the doc comments", n, n-len(docs), len(docs))
+	t.Logf("%d blocks checked: %d of the README and docs/, %d of the doc comments", n, n-len(docs), len(docs))
 }

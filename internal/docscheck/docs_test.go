@@ -47,15 +47,14 @@ var from uint64
 	Locals: "var b topic.Broker\nctx := context.Background()\n",
 }
 
-// Every Go block of the README, and every Go code block of the doc comments
+// Every Go block of the README and of docs/, and every Go code block of the doc comments
 // of the core module's packages, compiles against the tree; a README block
 // marked to run is an example that go test runs.
 func TestTheDocsCompile(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	blocks, err := docscheck.Guides(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := docscheck.Markdown("README.md", readme)
 	var partial, elsewhere, run int
 	for _, b := range blocks {
 		switch kind, arg, _ := strings.Cut(b.Marker, " "); kind {
@@ -73,7 +72,7 @@ func TestTheDocsCompile(t *testing.T) {
 			t.Errorf("%v: unknown marker %q", b, b.Marker)
 		}
 	}
-	inREADME := len(blocks)
+	inGuides := len(blocks)
 
 	files, err := docscheck.Files(false, root, root+"/topictest", root+"/topicdebug")
 	if err != nil {
@@ -96,8 +95,8 @@ func TestTheDocsCompile(t *testing.T) {
 		blocks = append(blocks, bs...)
 	}
 	n := docscheck.Check(t, blocks, env)
-	t.Logf("%d blocks checked: %d of the README's %d (%d partial, %d checked by another module, %d run as examples), %d of the doc comments",
-		n+run, inREADME-partial-elsewhere, inREADME, partial, elsewhere, run, len(blocks)-inREADME)
+	t.Logf("%d blocks checked: %d of the %d of the README and docs/ (%d partial, %d checked by another module, %d run as examples), %d of the doc comments",
+		n+run, inGuides-partial-elsewhere, inGuides, partial, elsewhere, run, len(blocks)-inGuides)
 }
 
 // inExample checks that block b is the example function named name of the

@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -74,6 +75,29 @@ func Markdown(file string, src []byte) []Block {
 		blocks = append(blocks, b)
 	}
 	return blocks
+}
+
+// Guides returns the ```go blocks of the guides a user reads: README.md
+// and every Markdown file of docs/, in the repository whose root is root,
+// each block named by its file's path from there.
+func Guides(root string) ([]Block, error) {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	var blocks []Block
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, docs...) {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(root, f)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, Markdown(filepath.ToSlash(rel), src)...)
+	}
+	return blocks, nil
 }
 
 // Comments returns the code blocks of the doc comments of the Go source

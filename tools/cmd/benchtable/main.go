@@ -8,13 +8,18 @@
 // moves a figure and its baseline alike. Times and custom metrics are
 // formatted by benchread's one rule: three significant digits, 48.9 µs.
 //
-//	benchtable [file...]
+//	benchtable [-doc file -readme file -go version -commit rev -date day -cores n -command text] [file...]
 //
 // It reads standard input when no file is named. `make table` runs it, from
-// tools/, on dist/bench-rounds.txt.
+// tools/, on dist/bench-rounds.txt, and prints the tables. With -doc it
+// writes the whole benchmarks document there instead, stamped with the
+// flags' machine, version, commit, date and command, and with -readme it
+// rewrites the summary block of that README: `make benchdoc` does both.
 package main
 
 import (
+	"bytes"
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -227,13 +232,22 @@ func write(w io.Writer, res *benchread.Set) {
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("benchtable: ")
+	doc := flag.String("doc", "", "write the benchmarks document to this file")
+	readme := flag.String("readme", "", "rewrite the summary block of this README")
+	var st stamp
+	flag.StringVar(&st.goVersion, "go", "", "the Go version of the run")
+	flag.StringVar(&st.commit, "commit", "", "the commit measured")
+	flag.StringVar(&st.date, "date", "", "the day of the run")
+	flag.IntVar(&st.cores, "cores", 0, "the machine's cores")
+	flag.StringVar(&st.command, "command", "make benchdoc", "the command that made the run")
+	flag.Parse()
 	var res *benchread.Set
 	var err error
-	if len(os.Args) == 1 {
+	if flag.NArg() == 0 {
 		res = new(benchread.Set)
 		_, err = res.Read(os.Stdin, "stdin")
 	} else {
-		res, err = benchread.ReadFiles(os.Args[1:]...)
+		res, err = benchread.ReadFiles(flag.Args()...)
 	}
 	if err != nil {
 		log.Fatal(err)
@@ -241,5 +255,25 @@ func main() {
 	if len(res.List) == 0 {
 		log.Fatal("no benchmark results in the input")
 	}
-	write(os.Stdout, res)
+	if *doc == "" && *readme == "" {
+		write(os.Stdout, res)
+		return
+	}
+	if st.goVersion == "" || st.commit == "" || st.date == "" || st.cores == 0 {
+		log.Fatal("-doc and -readme need -go, -commit, -date and -cores: a figure says where it was measured")
+	}
+	if *doc != "" {
+		var b bytes.Buffer
+		writeDoc(&b, res, st)
+		if err := os.WriteFile(*doc, b.Bytes(), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *readme != "" {
+		var b bytes.Buffer
+		writeSummary(&b, res, st)
+		if err := replaceBlock(*readme, b.Bytes()); err != nil {
+			log.Fatal(err)
+		}
+	}
 }

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/seedaa7df82c/topic/tools/internal/benchread"
+)
+
+// A stamp says where and when a run was made, and how to make it again.
+type stamp struct {
+	goVersion, commit, date, command string
+	cores                            int
+}
+
+// line is the stamp as one sentence, with the CPU the run reported.
+func (s stamp) line(res *benchread.Set) string {
+	cpu := res.CPU
+	if cpu == "" {
+		cpu = "an unnamed CPU"
+	}
+	return fmt.Sprintf("Measured on %s (%d cores), %s, at commit %s on %s, by `%s`.",
+		cpu, s.cores, s.goVersion, s.commit, s.date, s.command)
+}
+
+// notes are what each section of the document measures, said once above
+// its table.
+var notes = map[string]string{
+	"Core paths": "A publication's cost by route: nothing subscribed, a type nobody subscribes to, " +
+		"a full subscription (the drop counted), one plain subscription, an interface or `any` " +
+		"subscription, a `From` transformation or filter, publishers on every core, fan-out, " +
+		"and how the cost holds as types, subscriptions and wildcards grow.",
+	"Delivery and loss": "What a loss costs: a drop counted on a full buffer, an eviction under " +
+		"`Overflow(DropOldest)`, an `OnLoss` function called, and a snapshot of 10,000 subscriptions.",
+	"Handlers": "A handler against the goroutine a user would write by hand, ranging over a " +
+		"channel subscription and calling the same function.",
+	"Retained types": "A publication of a retained type (an offset and a time at the type's " +
+		"sequencing point, the value kept in the log) against one of a plain type.",
+	"Followers": "Followers read the log at their own pace: the publisher's cost with followers " +
+		"reading, waiting or not, the reads themselves per value, and the wake-up of a parked " +
+		"follower against a goroutine woken from a channel receive.",
+}
+
+// writeDoc writes docs/benchmarks.md: the stamp, how to read the tables,
+// then each table with what it measures.
+func writeDoc(w io.Writer, res *benchread.Set, st stamp) {
+	fmt.Fprintf(w, `# Benchmarks
+
+<!-- Written by make benchdoc from a run: do not edit by hand. -->
+
+%s
+
+Each figure is the median of the rounds, each round a run of every
+benchmark once (`+"`-test.count=1`"+`); each ratio is the median of the
+ratios within a round, so that a machine that drifts between rounds moves
+a figure and its baseline alike. The baselines are the floor of the
+machine: a non-blocking `+"`select`"+` send into a buffered channel, received at
+once by the same goroutine, and the same send on a full channel. To
+compare two revisions, run `+"`make regress REV=…`"+`, which interleaves them.
+The benchmarks are in the root package's `+"`bench_test.go`"+`; a row names
+the benchmark it reads where its label does not.
+
+`, st.line(res))
+	var b bytes.Buffer
+	write(&b, res)
+	for chunk := range strings.SplitSeq(b.String(), "#### ") {
+		if chunk == "" {
+			continue
+		}
+		title, rest, _ := strings.Cut(chunk, "\n")
+		fmt.Fprintf(w, "## %s\n", title)
+		if n, ok := notes[title]; ok {
+			fmt.Fprintf(w, "\n%s\n", n)
+		}
+		fmt.Fprint(w, rest)
+	}
+}
+
+// summaryRows are the rows of the README's summary: the floor, then what a
+// user meets first.
+var summaryRows = []string{
+	raw,
+	"PublishNoSubscriber",
+	"PublishSaturated",
+	"PublishDirect",
+	"PublishFanout/n=10",
+	"PublishFanout/n=1000",
+	"PublishInterfaceToInterface",
+	"HandlerAtLeastOnce",
+	"PublishRetained",
+	"PublishRetainedFollowed",
+	"FollowerRead/batch=64",
+}
+
+// writeSummary writes the README's table: the rows of summaryRows, as
+// writeDoc gives them, and the stamp.
+func writeSummary(w io.Writer, res *benchread.Set, st stamp) {
+	var b bytes.Buffer
+	write(&b, res)
+	rows := map[string]string{}
+	for _, s := range sections() {
+		for _, r := range s.rows {
+			rows[r.bench] = r.label
+		}
+	}
+	lines := strings.Split(b.String(), "\n")
+	fmt.Fprintf(w, "| path | time | ratio | allocs/op |\n|---|---:|---|---:|\n")
+	for _, bench := range summaryRows {
+		label, ok := rows[bench]
+		if !ok {
+			continue
+		}
+		for _, l := range lines {
+			if strings.HasPrefix(l, "| "+label+" |") {
+				fmt.Fprintln(w, l)
+				break
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n%s Every figure: [docs/benchmarks.md](docs/benchmarks.md).\n", st.line(res))
+}
+
+// The markers of the README's block that writeSummary fills.
+const (
+	summaryBegin = "<!-- benchmarks: begin (make benchdoc writes this block) -->"
+	summaryEnd   = "<!-- benchmarks: end -->"
+)
+
+// replaceBlock rewrites file's text between summaryBegin and summaryEnd
+// with block.
+func replaceBlock(file string, block []byte) error {
+	text, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	before, rest, ok := bytes.Cut(text, []byte(summaryBegin))
+	_, after, ok2 := bytes.Cut(rest, []byte(summaryEnd))
+	if !ok || !ok2 {
+		return errors.New(file + " has no block between " + summaryBegin + " and " + summaryEnd)
+	}
+	var out bytes.Buffer
+	out.Write(before)
+	out.WriteString(summaryBegin + "\n")
+	out.Write(block)
+	out.WriteString(summaryEnd)
+	out.Write(after)
+	return os.WriteFile(file, out.Bytes(), 0o644)
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seedaa7df82c/topic/tools/internal/benchread"
+)
+
+// rounds is two rounds of a few benchmarks, as make table writes them.
+const rounds = `goos: linux
+goarch: amd64
+cpu: Test CPU
+BenchmarkRawSend-2            	1000	        40.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkPublishDirect-2      	1000	        50.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkRawSend-2            	1000	        20.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkPublishDirect-2      	1000	        30.0 ns/op	       0 B/op	       0 allocs/op
+`
+
+func readRounds(t *testing.T) *benchread.Set {
+	t.Helper()
+	res := new(benchread.Set)
+	if _, err := res.Read(strings.NewReader(rounds), "rounds"); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+var testStamp = stamp{goVersion: "go1.27.3 linux/amd64", commit: "abc1234", date: "2026-12-06", cores: 2, command: "make benchdoc COUNT=2"}
+
+// The document is stamped, has a section per table with what it
+// measures, and reads the figures of the run: medians, and the median of
+// the per-round ratios (50/40 and 30/20: 1.25 and 1.5, so 1.38).
+func TestTheDocumentIsStampedAndReadsTheRun(t *testing.T) {
+	var b bytes.Buffer
+	writeDoc(&b, readRounds(t), testStamp)
+	doc := b.String()
+	for _, want := range []string{
+		"Measured on Test CPU (2 cores), go1.27.3 linux/amd64, at commit abc1234 on 2026-12-06, by `make benchdoc COUNT=2`.",
+		"do not edit by hand",
+		"## Core paths\n\n" + notes["Core paths"],
+		"| direct delivery, identical type | 40.0 ns | 1.38× raw send | 0 |",
+		"| no subscriber | not measured | | |",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the document lacks %q:\n%s", want, doc)
+		}
+	}
+	if strings.Contains(doc, "####") {
+		t.Errorf("the document keeps the tables' own headings:\n%s", doc)
+	}
+}
+
+// The README's summary replaces what was between its markers, and only
+// that; a README without the markers is an error, left as it was.
+func TestTheSummaryReplacesOnlyItsBlock(t *testing.T) {
+	dir := t.TempDir()
+	readme := filepath.Join(dir, "README.md")
+	old := "# x\n\nbefore\n" + summaryBegin + "\nstale table\n" + summaryEnd + "\nafter\n"
+	if err := os.WriteFile(readme, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	writeSummary(&b, readRounds(t), testStamp)
+	if err := replaceBlock(readme, b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(readme)
+	want := "# x\n\nbefore\n" + summaryBegin + "\n" + b.String() + summaryEnd + "\nafter\n"
+	if string(got) != want {
+		t.Errorf("README after:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(b.String(), "| direct delivery, identical type | 40.0 ns | 1.38× raw send | 0 |") {
+		t.Errorf("the summary lacks the direct delivery row:\n%s", b.String())
+	}
+
+	bare := filepath.Join(dir, "bare.md")
+	if err := os.WriteFile(bare, []byte("no markers\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := replaceBlock(bare, b.Bytes()); err == nil {
+		t.Error("a README without the markers was rewritten without an error")
+	}
+	if got, _ := os.ReadFile(bare); string(got) != "no markers\n" {
+		t.Errorf("a README without the markers became %q", got)
+	}
+}
