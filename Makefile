@@ -90,9 +90,9 @@ release-check: | $(DIST) ## prove the release RELEASE: a module proxy from the c
 tools: ## vet, staticcheck and test the developer tools' own code (tools/cmd, tools/internal), outside the workspace
 	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(TOOL) staticcheck ./... && GOWORK=off $(GO) test $(call count) ./...
 
-layout: ## fail if a module's go.mod replaces the core (it must require a release; go.work points at the tree), or a published module lacks the LICENSE
-	@if grep -n 'replace github.com/seedaa7df82c/topic ' $$(find . -name go.mod -not -path './$(DIST)/*' -not -path '*/testdata/*'); then \
-		echo "a go.mod replaces the core: use the go.work workspace instead (README, Releasing)"; exit 1; fi
+layout: ## fail if a module's go.mod replaces a module of this repository (it must require a release; go.work points at the tree), or a published module lacks the LICENSE
+	@if grep -nE 'replace .*github.com/seedaa7df82c/topic[/ ]|^[[:space:]]*github.com/seedaa7df82c/topic[^ ]* [^ ]+ =>' $$(find . -name go.mod -not -path './$(DIST)/*' -not -path '*/testdata/*'); then \
+		echo "a go.mod replaces a module of this repository: use the go.work workspace instead (docs/development.md, Releasing)"; exit 1; fi
 	@test -f go.work || { echo "go.work is missing"; exit 1; }
 	@for m in $(PUBLISHED); do cmp -s LICENSE $$m/LICENSE || { echo "$$m/LICENSE is missing or differs from LICENSE: each published module's zip carries it"; exit 1; }; done
 

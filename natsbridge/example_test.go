@@ -4,30 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/seedaa7df82c/topic"
 	"github.com/seedaa7df82c/topic/natsbridge"
 )
 
-// Two brokers, as two processes would have, connected through an embedded
-// NATS server: orders cross live over core NATS, and invoices through a
+// Two brokers, as two processes would have, connected through a NATS
+// server with JetStream (here one the example starts, as `nats-server -js`
+// runs): orders cross live over core NATS, and invoices through a
 // JetStream stream, from which a late importer replays them with their
 // offsets.
 func Example() {
-	store, _ := os.MkdirTemp("", "natsbridge-example")
-	defer os.RemoveAll(store)
-	srv, _ := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: store, JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 64 << 20,
-	})
-	go srv.Start()
-	defer srv.Shutdown()
-	srv.ReadyForConnections(5 * time.Second)
+	url, stop := exampleServer()
+	defer stop()
 
 	type Order struct {
 		ID   int
@@ -41,7 +33,7 @@ func Example() {
 
 	// The shop: its broker, connection and bridge export orders and invoices.
 	var shop topic.Broker
-	shopConn, _ := nats.Connect(srv.ClientURL(), natsbridge.ConnectOptions()...)
+	shopConn, _ := nats.Connect(url, natsbridge.ConnectOptions()...)
 	defer shopConn.Close()
 	shopBridge := natsbridge.New(&shop, shopConn, natsbridge.Config{})
 	defer shopBridge.Close()
@@ -50,7 +42,7 @@ func Example() {
 
 	// The warehouse imports orders, and sees them as plain Orders.
 	var warehouse topic.Broker
-	whConn, _ := nats.Connect(srv.ClientURL(), natsbridge.ConnectOptions()...)
+	whConn, _ := nats.Connect(url, natsbridge.ConnectOptions()...)
 	defer whConn.Close()
 	whBridge := natsbridge.New(&warehouse, whConn, natsbridge.Config{})
 	defer whBridge.Close()
@@ -89,15 +81,8 @@ func Example() {
 // flaky failure is redelivered by the stream after the back-off, and then
 // handled.
 func ExampleBridge_HandleStream() {
-	store, _ := os.MkdirTemp("", "natsbridge-example")
-	defer os.RemoveAll(store)
-	srv, _ := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: store, JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 64 << 20,
-	})
-	go srv.Start()
-	defer srv.Shutdown()
-	srv.ReadyForConnections(5 * time.Second)
+	url, stop := exampleServer()
+	defer stop()
 
 	type Charge struct {
 		Order int
@@ -105,7 +90,7 @@ func ExampleBridge_HandleStream() {
 	}
 	ctx := context.Background()
 	var b topic.Broker
-	nc, _ := nats.Connect(srv.ClientURL(), natsbridge.ConnectOptions()...)
+	nc, _ := nats.Connect(url, natsbridge.ConnectOptions()...)
 	defer nc.Close()
 	br := natsbridge.New(&b, nc, natsbridge.Config{})
 	defer br.Close()
@@ -140,19 +125,6 @@ func ExampleBridge_HandleStream() {
 	// dead letter: order 1 after 1 attempt: card declined
 	// handled order 2 at delivery 2
 	// dead letters on NATS go to natsbridge.deadletter.billing
-}
-
-// exampleServer starts an embedded nats-server with JetStream, for the
-// examples; stop shuts it down and removes its store.
-func exampleServer() (url string, stop func()) {
-	store, _ := os.MkdirTemp("", "natsbridge-example")
-	srv, _ := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: store, JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 64 << 20,
-	})
-	go srv.Start()
-	srv.ReadyForConnections(5 * time.Second)
-	return srv.ClientURL(), func() { srv.Shutdown(); os.RemoveAll(store) }
 }
 
 // celsiusCodec sends a temperature as its decimal text, for programs that

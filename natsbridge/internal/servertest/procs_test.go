@@ -1,4 +1,4 @@
-package natsbridge_test
+package servertest_test
 
 // The harness of the fault tests against real nats-servers: a server as an
 // OS process of its own, which SIGKILL can stop mid-write (procServer), and
@@ -25,8 +25,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// serverProgram is the main package startServerProcess runs.
-const serverProgram = "./internal/natsserver"
+// serverProgram is the folder of the main package startServerProcess runs,
+// a module of its own beside this one.
+const serverProgram = "../natsserver"
 
 // procReadyTimeout bounds how long a server, a process or a cluster, takes
 // to be ready.
@@ -81,9 +82,9 @@ func (c *programCache) removeAll() {
 	}
 }
 
-// buildProgram builds the main package pkg of this module (a path such as
-// "./internal/natsserver", relative to the module's root, the tests' working
-// directory) once per run of the test binary, and returns the binary's path.
+// buildProgram builds the main package in the folder pkg (a path such as
+// "../natsserver", relative to the tests' working directory, this module's
+// root) once per run of the test binary, and returns the binary's path.
 // A failed build fails every test that asks for it.
 func buildProgram(t testing.TB, pkg string) string {
 	t.Helper()
@@ -103,7 +104,11 @@ func buildProgram(t testing.TB, pkg string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		start := time.Now()
-		out, err := exec.CommandContext(ctx, goCmd, "build", "-o", path, pkg).CombinedOutput()
+		// Built in its folder, so that a program of another module is
+		// built by that module's go.mod.
+		cmd := exec.CommandContext(ctx, goCmd, "build", "-o", path, ".")
+		cmd.Dir = pkg
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 			return
@@ -149,7 +154,7 @@ func freePorts(t testing.TB, n int) []int {
 var errAddrInUse = errors.New("address already in use")
 
 // A procServer is a nats-server with JetStream, file storage in a folder of
-// the test's, running as a process of its own (./internal/natsserver). Its
+// the test's, running as a process of its own (../natsserver). Its
 // methods are for the test's goroutine.
 type procServer struct {
 	t     testing.TB

@@ -1,4 +1,4 @@
-package natsbridge_test
+package servertest_test
 
 import (
 	"net"

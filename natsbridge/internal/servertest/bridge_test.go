@@ -1,4 +1,4 @@
-package natsbridge_test
+package servertest_test
 
 import (
 	"context"
@@ -91,10 +91,10 @@ func TestJSONCannotDecodeAnInterfaceField(t *testing.T) {
 
 func TestDefaultSubjectIsDerivedFromTheType(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
-		{natsbridge.DefaultSubject[Order](), "topic.github_com.seedaa7df82c.topic.natsbridge_test.Order"},
-		{natsbridge.DefaultSubject[Pair[int, bool]](), "topic.github_com.seedaa7df82c.topic.natsbridge_test.Pair_int_bool_"},
+		{natsbridge.DefaultSubject[Order](), "topic.github_com.seedaa7df82c.topic.natsbridge.internal.servertest_test.Order"},
+		{natsbridge.DefaultSubject[Pair[int, bool]](), "topic.github_com.seedaa7df82c.topic.natsbridge.internal.servertest_test.Pair_int_bool_"},
 		{natsbridge.DefaultSubject[time.Duration](), "topic.time.Duration"},
-		{natsbridge.DefaultSubject[Shape](), "topic.github_com.seedaa7df82c.topic.natsbridge_test.Shape"},
+		{natsbridge.DefaultSubject[Shape](), "topic.github_com.seedaa7df82c.topic.natsbridge.internal.servertest_test.Shape"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)

@@ -1,4 +1,4 @@
-package natsbridge_test
+package servertest_test
 
 // Fault proofs of the bridge's at-least-once path, against real
 // nats-servers (the harness of procs_test.go): a consumer process killed
@@ -27,8 +27,8 @@ import (
 
 // The main packages of the fault tests' processes.
 const (
-	producerProgram = "./internal/faultprocs/producer"
-	consumerProgram = "./internal/faultprocs/consumer"
+	producerProgram = "./faultprocs/producer"
+	consumerProgram = "./faultprocs/consumer"
 )
 
 // faultBound bounds each fault test, its processes included.

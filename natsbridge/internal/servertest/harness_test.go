@@ -1,4 +1,4 @@
-package natsbridge_test
+package servertest_test
 
 // Tests of the fault harness (procs_test.go) with plain nats.go and
 // JetStream: they prove that what the fault tests of the bridge rely on
