@@ -1,71 +1,18 @@
 package topicotel_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/seedaa7df82c/topic"
 	"github.com/seedaa7df82c/topic/topicotel"
 	"go.opentelemetry.io/otel/attribute"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
-
-// Register serves a broker's metrics to Prometheus through the
-// OpenTelemetry exporter: a scrape shows its losses, its queues, its logs.
-// The exporter names a counter with the suffix _total, drops units in
-// braces, and makes the dots of names and attributes underscores.
-func ExampleRegister_prometheus() {
-	var b topic.Broker
-	defer b.Shutdown(context.Background())
-	b.Subscribe(topic.Buffer[int](1), topic.Name[int]("dashboard"))
-	b.Publish(1)
-	b.Publish(2) // lost: the buffer holds one
-	b.Retain[string](topic.Retention{Count: 100})
-	b.Publish("retained")
-
-	registry := prometheus.NewRegistry()
-	exporter, err := otelprom.New(otelprom.WithRegisterer(registry), otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo())
-	if err != nil {
-		panic(err)
-	}
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
-	defer provider.Shutdown(context.Background())
-	reg, err := topicotel.Register(&b, provider)
-	if err != nil {
-		panic(err)
-	}
-	defer reg.Unregister()
-
-	srv := httptest.NewServer(promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
-	defer srv.Close()
-	resp, err := http.Get(srv.URL)
-	if err != nil {
-		panic(err)
-	}
-	defer resp.Body.Close()
-	for sc := bufio.NewScanner(resp.Body); sc.Scan(); {
-		if line := sc.Text(); strings.Contains(line, "topic_subscription_lost") || strings.Contains(line, "topic_log_kept") {
-			fmt.Println(line)
-		}
-	}
-	// Output:
-	// # HELP topic_log_kept The values the log keeps (a keyed log: the keys).
-	// # TYPE topic_log_kept gauge
-	// topic_log_kept{topic_log_keyed="false",topic_type="string"} 1
-	// # HELP topic_subscription_lost_total The values the subscriptions lost, by cause.
-	// # TYPE topic_subscription_lost_total counter
-	// topic_subscription_lost_total{topic_cause="full",topic_subscription_name="dashboard",topic_type="int"} 1
-}
 
 // printPoints collects r and prints the points of the package's
 // instruments whose name has the prefix, one a line.
