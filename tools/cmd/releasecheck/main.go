@@ -372,7 +372,22 @@ func consume(work string, env []string, m mod, version string, program [2]string
 		return err
 	}
 	fmt.Printf("module graph: %d modules; go.sum: %d lines\n", bytes.Count(graph, []byte("\n")), bytes.Count(sum, []byte("\n")))
+	for _, path := range testOnly[m.dir] {
+		for line := range strings.Lines(string(graph)) {
+			if f := strings.Fields(line); len(f) > 0 && f[0] == path {
+				return fmt.Errorf("a consumer of %s has %s in its module graph, which only tests need: move the tests that import it into a module of their own", m.path, path)
+			}
+		}
+	}
 	return nil
+}
+
+// testOnly are, by module folder, the modules that only tests need, and
+// which therefore must not be in a consumer's module graph: the tests that
+// import them are in nested modules of their own, which are not released.
+var testOnly = map[string][]string{
+	"natsbridge": {"github.com/nats-io/nats-server/v2"},
+	"topicotel":  {"github.com/prometheus/client_golang", "go.opentelemetry.io/otel/exporters/prometheus"},
 }
 
 // apiCheck runs gorelease in each module's folder of src, against base,
