@@ -40,6 +40,11 @@ var notes = map[string]string{
 		"channel subscription and calling the same function.",
 	"Retained types": "A publication of a retained type (an offset and a time at the type's " +
 		"sequencing point, the value kept in the log) against one of a plain type.",
+	"Lossless delivery": "One publisher, n consumers that each take every value " +
+		"(`BenchmarkLossless`): the time per value delivered, against a buffered channel of 1,024 " +
+		"per consumer whose publisher blocks when one is full, the floor of a lossless design. " +
+		"A topic publisher never blocks, so the benchmark's publisher waits while the slowest " +
+		"consumer is 1,024 values behind; the run fails if any value is lost, Skipped included.",
 	"Followers": "Followers read the log at their own pace: the publisher's cost with followers " +
 		"reading, waiting or not, the reads themselves per value, and the wake-up of a parked " +
 		"follower against a goroutine woken from a channel receive.",

@@ -114,7 +114,33 @@ func sections() []section {
 			{label: "the same from GOMAXPROCS goroutines", bench: "PublishRetainedParallel", base: "PublishParallelOneType", baseLabel: "parallel, not retained"},
 		}},
 		followers(),
+		lossless(),
 	}
+}
+
+// lossless is the table of BenchmarkLossless: each mode's time per value
+// delivered against the buffered channel per consumer at the same n.
+func lossless() section {
+	s := section{title: "Lossless delivery"}
+	modes := []struct{ mode, label string }{
+		{"channel", "a buffered channel per consumer, the publisher blocking (**baseline**)"},
+		{"channel-follower", "a channel follower per consumer (`Subscribe` with `Follow`)"},
+		{"batch-follower", "a follower per consumer reading batches of 64 (`Follow`, `Read`)"},
+		{"handler", "a handler per consumer (`Handle`)"},
+		{"handler-follower", "a handler following the log per consumer (`Handle` with `Follow`)"},
+	}
+	for _, n := range []int{1, 10, 100} {
+		base := fmt.Sprintf("Lossless/mode=channel/n=%d", n)
+		for _, m := range modes {
+			r := row{label: fmt.Sprintf("%s, %s", plural(n, "consumer"), m.label),
+				bench: fmt.Sprintf("Lossless/mode=%s/n=%d", m.mode, n), unit: "ns/value"}
+			if m.mode != "channel" {
+				r.base, r.baseLabel = base, "channel"
+			}
+			s.rows = append(s.rows, r)
+		}
+	}
+	return s
 }
 
 // plural returns n and noun, in the plural unless n is 1.
