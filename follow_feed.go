@@ -9,6 +9,11 @@ type feed[V any] interface {
 	// next waits for the next value, or until quit or stop is closed
 	// (errQuit, errStop); its offset is for commit.
 	next(stop <-chan struct{}) (v V, off uint64, err error)
+	// sendBatch waits for the next value as next does, then sends it and
+	// those readable after it on ch, up to n of them, and returns the
+	// offset of the last, for commit. ch must have room for n: no send
+	// waits.
+	sendBatch(stop <-chan struct{}, ch chan<- V, n int) (last uint64, err error)
 	commit(off uint64)
 	tryNext() (v V, off uint64, ok bool)
 	lag() uint64
@@ -70,6 +75,56 @@ func (f valueFeed[T]) next(stop <-chan struct{}) (T, uint64, error) {
 func (f recordFeed[T]) next(stop <-chan struct{}) (Record[T], uint64, error) {
 	r, err := f.nextRecord(stop)
 	return r, r.Offset, err
+}
+
+func (f valueFeed[T]) sendBatch(stop <-chan struct{}, ch chan<- T, n int) (uint64, error) {
+	recs := f.batch(n)
+	k, err := f.nextRecords(stop, recs)
+	if err != nil {
+		return 0, err
+	}
+	for i := range k {
+		ch <- recs[i].Value
+	}
+	last := recs[k-1].Offset
+	clear(recs[:k]) // the values are the channel's now
+	return last, nil
+}
+
+func (f recordFeed[T]) sendBatch(stop <-chan struct{}, ch chan<- Record[T], n int) (uint64, error) {
+	recs := f.batch(n)
+	k, err := f.nextRecords(stop, recs)
+	if err != nil {
+		return 0, err
+	}
+	for i := range k {
+		ch <- recs[i]
+	}
+	last := recs[k-1].Offset
+	clear(recs[:k])
+	return last, nil
+}
+
+// batch returns the first n records of the follower's scratch, made (once,
+// for a pump) to hold at least n.
+func (f *follower[T]) batch(n int) []Record[T] {
+	if len(f.scratch) < n {
+		f.scratch = make([]Record[T], n)
+	}
+	return f.scratch[:n]
+}
+
+// nextRecords waits for the next record, then reads it and those readable
+// after it into buf, and returns how many it read.
+func (f *follower[T]) nextRecords(stop <-chan struct{}, buf []Record[T]) (int, error) {
+	for {
+		if n := f.read(buf); n > 0 {
+			return n, nil
+		}
+		if err := f.wait(stop); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // nextRecord waits for the next record.

@@ -176,8 +176,24 @@ func (s *sub[T]) pump() {
 	}()
 	fd := s.opt.feed
 	quit := fd.quitting()
+	// While the channel has room, the pump sends as many values at once
+	// as it has room for (up to pumpBatch), read in one read, and commits
+	// once for all: its sends never wait. Only the pump sends on s.ch and
+	// only receivers take from it, so the room it sees can only grow until
+	// it sends. With no room it reads one value and waits for room, or
+	// for the end: at most one value is in its hands while it waits, as
+	// when it read one at a time, so an AckWait re-read, a Seek or a
+	// Shutdown finds what it found then.
 loop:
 	for {
+		if room := min(cap(s.ch)-len(s.ch), pumpBatch); room > 0 {
+			off, err := fd.sendBatch(nil, s.ch, room)
+			if err != nil {
+				break
+			}
+			fd.commit(off)
+			continue
+		}
 		v, off, err := fd.next(nil)
 		if err != nil {
 			break
@@ -194,6 +210,11 @@ loop:
 		}
 	}
 }
+
+// pumpBatch is the most values a channel follower's pump reads and sends
+// at once: enough to amortize a read and a commit, few enough that its
+// records (kept for the next batch) stay small beside the channel.
+const pumpBatch = 16
 
 // pumping returns what is closed once a channel follower's pump has closed
 // its channel, and the pump's goroutine id (0 if not yet known); nil if s
