@@ -197,9 +197,14 @@ func AckWait[T any](d time.Duration) Option[T] {
 // Overflow make Subscribe and Handle panic. Subscribe and Handle panic if
 // the type is not retained.
 //
-// A channel follower commits a value once its channel has taken it (so a
-// durable one that must resume exactly where its receiver stopped should
-// have a Buffer of zero); a handler commits once its function returned nil,
+// A channel follower commits what its channel has taken, never more: its
+// goroutine sends as many values at once as the channel has room for (up to
+// 16) and commits them together once they are all in the channel, so its
+// committed offset (FollowerStats.Committed) may trail the values received
+// by that many until then. A cancel waits for that commit, so a durable one
+// resumes right after the last value its channel took (one that must resume
+// exactly where its receiver stopped should have a Buffer of zero, which
+// sends and commits one value at a time). A handler commits once its function returned nil,
 // or the value is dead-lettered or lost. Broker.Seek moves a named one. A
 // handler follower's queue is the log: a stop with DiscardOnStop (or a
 // Shutdown whose context ends) discards the value in hand, and leaves the

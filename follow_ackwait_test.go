@@ -772,3 +772,41 @@ func TestFollowAckWaitHugeDoesNotSpin(t *testing.T) {
 		t.Errorf("Wait of 300ms used %v of CPU: a busy loop (its re-read timer fires at once, again and again)", used)
 	}
 }
+
+// A named channel follower with AckWait whose receiver is slower than
+// AckWait: the pump commits what its channel took, so each value arrives
+// once, in order; and a follower resumed under the name after a cancel
+// starts right after what the channel took.
+func TestFollowAckWaitChannelFollowerWithASlowReceiverGetsEachValueOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[fOrder](topic.Retention{Count: 100})
+		ch, cancel := b.Subscribe(topic.Follow[topic.Record[fOrder]](), topic.Name[topic.Record[fOrder]]("a"),
+			topic.AckWait[topic.Record[fOrder]](time.Second), topic.Buffer[topic.Record[fOrder]](4))
+		for n := range 30 {
+			b.Publish(fOrder{n})
+		}
+		var got []uint64
+		for len(got) < 20 {
+			time.Sleep(700 * time.Millisecond) // slower than AckWait over two values
+			got = append(got, (<-ch).Offset)
+		}
+		synctest.Wait()
+		committed := b.Subscriptions()[0].Follower.Committed
+		cancel()
+		for r := range ch {
+			got = append(got, r.Offset) // what the channel took before cancel
+		}
+		if !slices.Equal(got, offsetRange(0, uint64(len(got)))) {
+			t.Fatalf("received %v", got)
+		}
+		if committed != uint64(len(got)) {
+			t.Errorf("committed %d once the pump was idle; the channel took %d", committed, len(got))
+		}
+		f := b.Follow(topic.Name[fOrder]("a"))
+		defer f.Close()
+		if rest := recordOffsets(readAllOf(f, 30-len(got))); !slices.Equal(rest, offsetRange(uint64(len(got)), 30)) {
+			t.Errorf("resumed with %v after %d taken", rest, len(got))
+		}
+	})
+}

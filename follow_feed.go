@@ -10,10 +10,14 @@ type feed[V any] interface {
 	// (errQuit, errStop); its offset is for commit.
 	next(stop <-chan struct{}) (v V, off uint64, err error)
 	// sendBatch waits for the next value as next does, then sends it and
-	// those readable after it on ch, up to n of them, and returns the
-	// offset of the last, for commit. ch must have room for n: no send
-	// waits.
-	sendBatch(stop <-chan struct{}, ch chan<- V, n int) (last uint64, err error)
+	// those readable after it on ch, up to n of them, and returns how many
+	// it sent and the offset of the last, for commit. ch must have room
+	// for n: no send waits. It sends nothing more once the follower has
+	// quit, or a Seek has moved it since the read (before each send: so
+	// at most one value read before a Seek is sent after it returned, as
+	// when the pump read one at a time); what it read and did not send
+	// because the follower quit goes to unsent.
+	sendBatch(stop <-chan struct{}, ch chan<- V, n int, unsent func(V)) (sent int, last uint64, err error)
 	commit(off uint64)
 	tryNext() (v V, off uint64, ok bool)
 	lag() uint64
@@ -77,32 +81,53 @@ func (f recordFeed[T]) next(stop <-chan struct{}) (Record[T], uint64, error) {
 	return r, r.Offset, err
 }
 
-func (f valueFeed[T]) sendBatch(stop <-chan struct{}, ch chan<- T, n int) (uint64, error) {
+func (f valueFeed[T]) sendBatch(stop <-chan struct{}, ch chan<- T, n int, unsent func(T)) (int, uint64, error) {
 	recs := f.batch(n)
 	k, err := f.nextRecords(stop, recs)
-	if err != nil {
-		return 0, err
-	}
-	for i := range k {
+	i := 0
+	for ; i < k && f.current(); i++ {
 		ch <- recs[i].Value
 	}
-	last := recs[k-1].Offset
-	clear(recs[:k]) // the values are the channel's now
-	return last, nil
+	if i < k && f.ended.Load() {
+		for j := i; j < k; j++ {
+			unsent(recs[j].Value)
+		}
+	}
+	return f.sent(recs, i, err)
 }
 
-func (f recordFeed[T]) sendBatch(stop <-chan struct{}, ch chan<- Record[T], n int) (uint64, error) {
+func (f recordFeed[T]) sendBatch(stop <-chan struct{}, ch chan<- Record[T], n int, unsent func(Record[T])) (int, uint64, error) {
 	recs := f.batch(n)
 	k, err := f.nextRecords(stop, recs)
-	if err != nil {
-		return 0, err
-	}
-	for i := range k {
+	i := 0
+	for ; i < k && f.current(); i++ {
 		ch <- recs[i]
 	}
-	last := recs[k-1].Offset
-	clear(recs[:k])
-	return last, nil
+	if i < k && f.ended.Load() {
+		for j := i; j < k; j++ {
+			unsent(recs[j])
+		}
+	}
+	return f.sent(recs, i, err)
+}
+
+// current reports whether the records the last read returned are still
+// the follower's to send: it has not quit, and no Seek has moved it since
+// (a read leaves the position at lastEnd; only a Seek moves it then).
+func (f *follower[T]) current() bool {
+	return !f.ended.Load() && f.pos.Load() == f.lastEnd
+}
+
+// sent ends a batch of which the first i records were sent: it lets go of
+// the batch's values (the channel has those it took) and returns what
+// sendBatch returns.
+func (f *follower[T]) sent(recs []Record[T], i int, err error) (int, uint64, error) {
+	var last uint64
+	if i > 0 {
+		last = recs[i-1].Offset
+	}
+	clear(recs)
+	return i, last, err
 }
 
 // batch returns the first n records of the follower's scratch, made (once,
@@ -121,6 +146,9 @@ func (f *follower[T]) nextRecords(stop <-chan struct{}, buf []Record[T]) (int, e
 		if n := f.read(buf); n > 0 {
 			return n, nil
 		}
+		// A read that lost a race with a Seek may have filled buf before
+		// it read again and found nothing: keep no value while waiting.
+		clear(buf)
 		if err := f.wait(stop); err != nil {
 			return 0, err
 		}

@@ -187,6 +187,7 @@ func (f *follower[T]) readKeyed(buf []Record[T]) int {
 		if !f.move(from, end, first) {
 			continue // a Seek moved the position meanwhile: read from there
 		}
+		f.lastEnd = end // for current: a keyed read uses it for nothing else
 		return n
 	}
 }

@@ -231,3 +231,65 @@ func TestAChannelFollowersPumpHoldingAValueAtShutdownCountsItOnce(t *testing.T) 
 		t.Errorf("after 3 more: received %d lost %+v, want 8 in all", got, st3.Lost)
 	}
 }
+
+// A buffered channel follower, whose pump reads and sends what its channel
+// has room for at once, racing Shutdown while retention trims what it has
+// not reached: received and counted (Skipped, Closed) add up.
+func TestABufferedChannelFollowerRacingShutdownIsCountedOnce(t *testing.T) {
+	fsReadRacingShutdown(t, 2000, func(i int) fsA { return fsA{i} }, func(b *topic.Broker) func() uint64 {
+		b.Retain[fsA](topic.Retention{Count: 64})
+		ch, _ := b.Subscribe(topic.Follow[fsA](), topic.Buffer[fsA](16))
+		return fsReceive(ch)
+	})
+}
+
+// A buffered keyed channel follower racing Shutdown: received and counted
+// add up.
+func TestABufferedKeyedChannelFollowerRacingShutdownIsCountedOnce(t *testing.T) {
+	fsReadRacingShutdown(t, 300, func(i int) fsK { return fsK{K: i} }, func(b *topic.Broker) func() uint64 {
+		b.RetainLatest(fsKey, topic.Retention{Count: 1 << 12})
+		ch, _ := b.Subscribe(topic.Follow[fsK](), topic.Buffer[fsK](16))
+		return fsReceive(ch)
+	})
+}
+
+// A buffered channel follower of records racing Shutdown, its receiver
+// slow: received, counted, and the records' Skipped fields agree.
+func TestABufferedRecordChannelFollowerRacingShutdownIsCountedOnce(t *testing.T) {
+	const n = 2000
+	for round := range fsRounds {
+		var b topic.Broker
+		b.Retain[fsA](topic.Retention{Count: 64})
+		ch, _ := b.Subscribe(topic.Follow[topic.Record[fsA]](), topic.Buffer[topic.Record[fsA]](16))
+		for i := range n {
+			b.Publish(fsA{i})
+		}
+		type result struct{ got, skipped uint64 }
+		res := make(chan result)
+		go func() {
+			var r result
+			next := uint64(0)
+			for rec := range ch {
+				if rec.Offset != next+rec.Skipped || rec.Value.N != int(rec.Offset) {
+					t.Errorf("round %d: record %+v after offset %d", round, rec, int64(next)-1)
+				}
+				next = rec.Offset + 1
+				r.got++
+				r.skipped += rec.Skipped
+				if r.got%7 == 0 {
+					runtime.Gosched()
+				}
+			}
+			res <- r
+		}()
+		_ = b.Shutdown(context.Background())
+		r := <-res
+		st := fsStats[topic.Record[fsA]](t, &b, "")
+		if r.got+st.Lost.Total() != n {
+			t.Fatalf("round %d: received %d, lost %+v: want %d in all", round, r.got, st.Lost, n)
+		}
+		if r.skipped > st.Lost.Skipped {
+			t.Fatalf("round %d: records tell %d skipped, counted %d", round, r.skipped, st.Lost.Skipped)
+		}
+	}
+}

@@ -183,31 +183,47 @@ func (s *sub[T]) pump() {
 	// it sends. With no room it reads one value and waits for room, or
 	// for the end: at most one value is in its hands while it waits, as
 	// when it read one at a time, so an AckWait re-read, a Seek or a
-	// Shutdown finds what it found then.
+	// Shutdown finds what it found then. A read may run the OnLoss
+	// function (what it skipped), which may cancel the subscription (then
+	// cancel returns at once, and nothing may be sent after it) or Seek:
+	// after a read the pump sends only while the follower is current.
+	unsent := s.closedUnsent
 loop:
 	for {
 		if room := min(cap(s.ch)-len(s.ch), pumpBatch); room > 0 {
-			off, err := fd.sendBatch(nil, s.ch, room)
+			sent, off, err := fd.sendBatch(nil, s.ch, room, unsent)
+			if sent > 0 {
+				fd.commit(off)
+			}
 			if err != nil {
 				break
 			}
-			fd.commit(off)
 			continue
 		}
 		v, off, err := fd.next(nil)
 		if err != nil {
 			break
 		}
+		if closed(quit) { // quit by the read's OnLoss
+			unsent(v)
+			break
+		}
 		select {
 		case s.ch <- v:
 			fd.commit(off)
 		case <-quit:
-			if s.sealed.Load() {
-				// Read for this subscription, which Shutdown closed first.
-				s.lose(Loss[T]{Cause: Closed, Value: v}, nil)
-			}
+			unsent(v)
 			break loop
 		}
+	}
+}
+
+// closedUnsent accounts for a value a channel follower's pump read and did
+// not send because the follower quit: if Shutdown closed the subscription
+// first, it was read for it, and is lost, Closed; a cancel loses nothing.
+func (s *sub[T]) closedUnsent(v T) {
+	if s.sealed.Load() {
+		s.lose(Loss[T]{Cause: Closed, Value: v}, nil)
 	}
 }
 
