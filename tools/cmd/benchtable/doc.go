@@ -99,6 +99,9 @@ var summaryRows = []string{
 	"PublishRetained",
 	"PublishRetainedFollowed",
 	"FollowerRead/batch=64",
+	"Lossless/mode=channel/n=10",
+	"Lossless/mode=channel-follower/n=10",
+	"Lossless/mode=handler/n=10",
 }
 
 // writeSummary writes the README's table: the rows of summaryRows, as
