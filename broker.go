@@ -185,7 +185,7 @@ func (b *Broker) addEntryLocked(e *entry) *entry {
 // is ever sent on the channel again. A subscription that is never cancelled is
 // retained by the broker, so callers should cancel when they stop receiving.
 func (b *Broker) Subscribe[T any](opts ...Option[T]) (<-chan T, func()) {
-	ch, cancel := b.subscribe(opts, nil)
+	ch, cancel := b.subscribe(opts, nil, callerPC())
 	if ch == nil {
 		ch = make(chan T)
 		close(ch)
@@ -194,14 +194,15 @@ func (b *Broker) Subscribe[T any](opts ...Option[T]) (<-chan T, func()) {
 	return ch, cancel
 }
 
-// subscribe registers a subscription configured by opts and returns its
-// channel and cancellation; a nil channel if the broker is shut down. For a
+// subscribe registers a subscription configured by opts, made at made (see
+// callerPC), and returns its channel and cancellation; a nil channel if the
+// broker is shut down. For a
 // handler, h binds the handler to the subscription before it is registered
 // and registers the handler with it, Broker.mu held. (h is a function, not a
 // *handler[T], so that Subscribe[T] does not instantiate handlers, which
 // publish DeadLetter[T]: an instantiation cycle.)
-func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) handlerRef) (chan T, func()) {
-	s := &sub[T]{b: b}
+func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) handlerRef, made uintptr) (chan T, func()) {
+	s := &sub[T]{b: b, made: made}
 	c := config[T]{sub: s, capacity: 1}
 	if h != nil {
 		c.capacity = DefaultHandlerBuffer

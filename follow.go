@@ -58,7 +58,7 @@ func (b *Broker) Follow[T any](opts ...Option[T]) *Follower[T] {
 	if _, ok := any(*new(T)).(interface{ recordValue() any }); ok {
 		panic("topic: Follow of " + reflect.TypeFor[T]().String() + ": a Follower reads records of the type it follows; follow that type")
 	}
-	s := &sub[T]{b: b}
+	s := &sub[T]{b: b, made: callerPC()}
 	c := config[T]{sub: s}
 	for _, o := range opts {
 		if o.apply != nil {

@@ -75,7 +75,7 @@ func (b *Broker) Handle[T any](f func(context.Context, T) error, opts ...Option[
 		panic("topic: Handle function is nil")
 	}
 	h := &handler[T]{b: b, f: f, done: make(chan struct{}), probes: make(chan chan probeResult)}
-	ch, _ := b.subscribe(opts, h.bind) // starts the worker (see start)
+	ch, _ := b.subscribe(opts, h.bind, callerPC()) // starts the worker (see start)
 	if ch == nil {
 		close(h.done)
 		return func() {}

@@ -234,7 +234,7 @@ func ExampleSubscriptionStats_MarshalJSON() {
 	out, _ := json.Marshal(b.Subscriptions())
 	fmt.Println(string(out))
 	// Output:
-	// [{"type":"topic_test.Price","name":"dashboard","policy":"drop-oldest","capacity":1,"queued":1,"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0}}]
+	// [{"type":"topic_test.Price","name":"dashboard","policy":"drop-oldest","capacity":1,"queued":1,"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"made":"github.com/seedaa7df82c/topic_test/loss_example_test.go:229"}]
 }
 
 // A Loss says what was lost and why: a handler's Errored loss carries the

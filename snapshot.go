@@ -3,8 +3,13 @@ package topic
 import (
 	"cmp"
 	"encoding/json"
+	"path"
 	"reflect"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 )
 
 // SubscriptionStats describes one live subscription at one moment.
@@ -24,6 +29,12 @@ type SubscriptionStats struct {
 	// subscription that is sent to. A follower's Queued is its Lag, but for
 	// a channel follower, whose Queued is what its channel holds.
 	Follower *FollowerStats
+	// Made is where the call that made the subscription (Subscribe,
+	// Handle or Broker.Follow) is in the program: the import path of its
+	// package, the file's name and the line, as in
+	// "example.com/shop/billing/orders.go:42". It is taken once, when the
+	// subscription is made, never on the publish path.
+	Made string
 }
 
 // MarshalJSON encodes st with readable names: the type as printed, the
@@ -45,8 +56,60 @@ func (st SubscriptionStats) MarshalJSON() ([]byte, error) {
 		Lost     Lost           `json:"lost"`
 		Handler  *HandlerStats  `json:"handler,omitempty"`
 		Follower *FollowerStats `json:"follower,omitempty"`
-	}{typ, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost, st.Handler, st.Follower})
+		Made     string         `json:"made,omitempty"`
+	}{typ, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost, st.Handler, st.Follower, st.Made})
 }
+
+// callerPC returns the program counter of the call of the function that
+// calls it: in Subscribe, where Subscribe was called. Subscribe, Handle and
+// Follow take it, once per subscription.
+func callerPC() uintptr {
+	var pc [1]uintptr
+	// Skipped: runtime.Callers, callerPC, the API function (counted as
+	// written, inlined or not: Callers skips logical frames).
+	if runtime.Callers(3, pc[:]) == 0 {
+		return 0
+	}
+	return pc[0]
+}
+
+// madeAt returns pc's place as the import path of its function's package,
+// its file's name and its line, "" for none: the same wherever the program
+// was built. The places are few (the program's calls of Subscribe, Handle
+// and Follow), and each is resolved once, whatever the subscriptions made
+// there.
+func madeAt(pc uintptr) string {
+	if pc == 0 {
+		return ""
+	}
+	if at, ok := places.Load(pc); ok {
+		return at.(string)
+	}
+	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	file := f.File
+	if pkg := packageOf(f.Function); pkg != "" {
+		file = pkg + "/" + path.Base(file)
+	}
+	at := file + ":" + strconv.Itoa(f.Line)
+	places.Store(pc, at)
+	return at
+}
+
+// packageOf returns the import path of the package of fn, a function's
+// name as the runtime gives it ("example.com/shop/billing.(*Biller).start.func1"),
+// or "" if there is none.
+func packageOf(fn string) string {
+	slash := strings.LastIndexByte(fn, '/') + 1
+	dot := strings.IndexByte(fn[slash:], '.')
+	if dot < 0 {
+		return ""
+	}
+	return fn[:slash+dot]
+}
+
+// places caches madeAt's answers, by program counter: a function of the
+// program's code, the same for every broker.
+var places sync.Map
 
 // Subscriptions returns a snapshot of every live subscription, ordered by
 // type (as printed), then name. After Shutdown it returns the final counts

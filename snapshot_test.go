@@ -1,7 +1,10 @@
 package topic_test
 
 import (
+	"context"
 	"encoding/json"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,7 +25,8 @@ func TestSubscriptionsMarshalToReadableJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[{"type":"int","name":"ints","policy":"drop-oldest","capacity":1,"queued":1,` +
-		`"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0}}]`
+		`"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},` +
+		`"made":"github.com/seedaa7df82c/topic_test/snapshot_test.go:19"}]`
 	if string(out) != want {
 		t.Errorf("json.Marshal(Subscriptions()):\n got %s\nwant %s", out, want)
 	}
@@ -66,5 +70,46 @@ func TestCausesAndPoliciesRoundTripAsText(t *testing.T) {
 	}
 	if s := topic.Cause(0).String(); s != "Cause(0)" {
 		t.Errorf("Cause(0) = %q", s)
+	}
+}
+
+// Every subscription says where it was made: the package, file and line of
+// the call of Subscribe, Handle or Follow, whatever its options; the same
+// place for every subscription made there.
+func TestEverySubscriptionSaysWhereItWasMade(t *testing.T) {
+	var b topic.Broker
+	defer b.Shutdown(context.Background())
+	b.Retain[string](topic.Retention{Count: 8})
+	line := func() int { _, _, l, _ := runtime.Caller(1); return l }
+	at := func(l int) string { return "github.com/seedaa7df82c/topic_test/snapshot_test.go:" + strconv.Itoa(l) }
+	want := map[string]string{}
+	l := line()
+	b.Subscribe(topic.Name[int]("channel"))
+	want["channel"] = at(l + 1)
+	l = line()
+	b.Handle(func(context.Context, int) error { return nil }, topic.Name[int]("handler"))
+	want["handler"] = at(l + 1)
+	l = line()
+	b.Subscribe(topic.Follow[string](), topic.Name[string]("channel follower"))
+	want["channel follower"] = at(l + 1)
+	l = line()
+	b.Handle(func(context.Context, string) error { return nil }, topic.Follow[string](), topic.Name[string]("handler follower"))
+	want["handler follower"] = at(l + 1)
+	l = line()
+	b.Follow(topic.Name[string]("follower"))
+	want["follower"] = at(l + 1)
+	l = line()
+	for i := range 2 {
+		b.Subscribe(topic.Name[int]("loop" + strconv.Itoa(i)))
+		want["loop"+strconv.Itoa(i)] = at(l + 2)
+	}
+	for _, st := range b.Subscriptions() {
+		if st.Made != want[st.Name] {
+			t.Errorf("%s: made at %q, want %q", st.Name, st.Made, want[st.Name])
+		}
+		delete(want, st.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("not listed: %v", want)
 	}
 }

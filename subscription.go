@@ -50,6 +50,10 @@ type sub[T any] struct {
 	sealed atomic.Bool
 	wild   bool   // never changes after Subscribe
 	policy Policy // never changes after Subscribe
+	// made is the program counter of the call that made the subscription
+	// (Subscribe, Handle or Follow), in its caller: see madeAt. Never
+	// changes after Subscribe.
+	made uintptr
 	// at is where the subscription's outlet was last appended to a route's
 	// list, to find it there in O(1) when it is removed. Guarded by
 	// Broker.mu.
@@ -421,6 +425,7 @@ func (s *sub[T]) stats() SubscriptionStats {
 		Capacity: cap(s.ch),
 		Queued:   len(s.ch),
 		Lost:     s.lost.load(),
+		Made:     madeAt(s.made),
 	}
 	if s.opt != nil {
 		if rd := s.opt.redrive; rd != nil {

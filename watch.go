@@ -22,6 +22,8 @@ type Incident struct {
 	// one a subscription that had an incident before gets, with the counts
 	// since (none, maybe).
 	Ended bool
+	// Made is where the subscription was made (see SubscriptionStats.Made).
+	Made string
 }
 
 // Lossy reports whether i lost a value or dead-lettered one: what an alert
@@ -30,16 +32,17 @@ type Incident struct {
 // that ended with nothing lost since its incident before.
 func (i Incident) Lossy() bool { return i.Lost.Total() > 0 || i.DeadLettered > 0 }
 
-// LogValue makes an Incident a group of its type, its name and the counts
-// that are not zero, so that log/slog writes it as one readable line:
+// LogValue makes an Incident a group of its type, its name, the counts
+// that are not zero and where the subscription was made, so that log/slog
+// writes it as one readable line:
 //
-//	level=WARN msg="topic: values lost" incident.type=main.Order incident.name=billing incident.full=1523
+//	level=WARN msg="topic: values lost" incident.type=main.Order incident.name=billing incident.full=1523 incident.made=example.com/shop/billing.go:42
 func (i Incident) LogValue() slog.Value {
 	typ := ""
 	if i.Type != nil {
 		typ = i.Type.String()
 	}
-	attrs := make([]slog.Attr, 0, 6)
+	attrs := make([]slog.Attr, 0, 7)
 	attrs = append(attrs, slog.String("type", typ))
 	if i.Name != "" {
 		attrs = append(attrs, slog.String("name", i.Name))
@@ -57,6 +60,9 @@ func (i Incident) LogValue() slog.Value {
 	}
 	if i.Ended {
 		attrs = append(attrs, slog.Bool("ended", true))
+	}
+	if i.Made != "" {
+		attrs = append(attrs, slog.String("made", i.Made))
 	}
 	return slog.GroupValue(attrs...)
 }
@@ -266,7 +272,7 @@ func (w *watch) scan(first, final bool) int {
 		if !had {
 			prev = watched{}
 		}
-		i := Incident{Type: st.Type, Name: st.Name, Lost: cur.lost.minus(prev.lost),
+		i := Incident{Type: st.Type, Name: st.Name, Made: st.Made, Lost: cur.lost.minus(prev.lost),
 			Retried: cur.retried - prev.retried, DeadLettered: cur.deadLettered - prev.deadLettered, Ended: ended}
 		if i.Lost.Total() > 0 || i.Retried > 0 || i.DeadLettered > 0 || ended && prev.reported {
 			items = append(items, item{st.Type.String(), i})

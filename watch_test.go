@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,6 +47,43 @@ func (c *incidents) take() []topic.Incident {
 	return is
 }
 
+// counts returns is without where each subscription was made (checked
+// apart), for a comparison of the counts alone.
+func counts(is []topic.Incident) []topic.Incident {
+	for i := range is {
+		is[i].Made = ""
+	}
+	return is
+}
+
+// An incident says where its subscription was made, as SubscriptionStats
+// does, and its log line ends with it.
+func TestAnIncidentSaysWhereItsSubscriptionWasMade(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		_, _, line, _ := runtime.Caller(0)
+		_, cancel := b.Subscribe(topic.Name[wEarly]("made"))
+		defer cancel()
+		var got incidents
+		stop := b.Watch(time.Second, got.add)
+		defer stop()
+		b.Publish(wEarly{1})
+		b.Publish(wEarly{2}) // lost: the buffer holds one
+		time.Sleep(time.Second)
+		synctest.Wait()
+		is := got.take()
+		want := "github.com/seedaa7df82c/topic_test/watch_test.go:" + strconv.Itoa(line+1)
+		if len(is) != 1 || is[0].Made != want {
+			t.Fatalf("incidents %+v, want one made at %s", is, want)
+		}
+		var out strings.Builder
+		slog.New(slog.NewTextHandler(&out, nil)).Warn("lost", "incident", is[0])
+		if !strings.HasSuffix(strings.TrimSpace(out.String()), " incident.made="+want) {
+			t.Errorf("log line %q does not end with incident.made=%s", out.String(), want)
+		}
+	})
+}
+
 func TestWatchReportsEveryLossOnceAnInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
@@ -68,7 +107,7 @@ func TestWatchReportsEveryLossOnceAnInterval(t *testing.T) {
 			{Type: reflect.TypeFor[wEarly](), Name: "early", Lost: topic.Lost{Full: 1}},
 			{Type: reflect.TypeFor[wSlow](), Name: "slow", Lost: topic.Lost{Evicted: 100_000}},
 		}
-		if is := got.take(); !reflect.DeepEqual(is, want) {
+		if is := counts(got.take()); !reflect.DeepEqual(is, want) {
 			t.Fatalf("first interval:\n got %+v\nwant %+v", is, want)
 		}
 		// Nothing lost: nothing reported.
@@ -114,7 +153,7 @@ func TestWatchReportsRetriesDeadLettersAndEndedSubscriptions(t *testing.T) {
 			{Type: reflect.TypeFor[wGone](), Name: "gone", Lost: topic.Lost{Full: 2}, Ended: true},
 			{Type: reflect.TypeFor[wJob](), Name: "jobs", Retried: 4, DeadLettered: 2},
 		}
-		if is := got.take(); !reflect.DeepEqual(is, want) {
+		if is := counts(got.take()); !reflect.DeepEqual(is, want) {
 			t.Fatalf("got  %+v\nwant %+v", is, want)
 		}
 	})
@@ -138,7 +177,7 @@ func TestWatchEndsAfterShutdownWithTheFinalCounts(t *testing.T) {
 		stop() // waits for the final scan
 		stop()
 		want := []topic.Incident{{Type: reflect.TypeFor[wSlow](), Name: "slow", Lost: topic.Lost{Full: 2}, Ended: true}}
-		if is := got.take(); !reflect.DeepEqual(is, want) {
+		if is := counts(got.take()); !reflect.DeepEqual(is, want) {
 			t.Fatalf("got  %+v\nwant %+v", is, want)
 		}
 		b.Publish(wSlow{9}) // counted as Closed, not reported: the watch has ended
@@ -844,8 +883,8 @@ func ExampleBroker_Watch() {
 	}
 	stop() // reports what was not reported yet, then returns
 	// Output:
-	// level=INFO msg="topic: values retried" incident.type=topic_test.Mail incident.name=mailer incident.retried=1
-	// level=WARN msg="topic: values lost" incident.type=topic_test.Order incident.name=billing incident.full=3
+	// level=INFO msg="topic: values retried" incident.type=topic_test.Mail incident.name=mailer incident.retried=1 incident.made=github.com/seedaa7df82c/topic_test/watch_test.go:872
+	// level=WARN msg="topic: values lost" incident.type=topic_test.Order incident.name=billing incident.full=3 incident.made=github.com/seedaa7df82c/topic_test/watch_test.go:866
 }
 
 // Lossy tells a loss (or a dead letter) from a retry that succeeded.

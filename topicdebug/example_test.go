@@ -90,5 +90,5 @@ func ExampleHandler() {
 	// Output:
 	// /debug/topic/ 200 text/html; charset=utf-8
 	// /debug/topic/snapshot.json 200 application/json
-	// {"subscriptions":[{"type":"int","name":"ticks","policy":"drop-newest","capacity":1,"queued":1,"lost":{"full":1,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0}}],"lost":{"full":1,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"logs":[],"shutdown":false}
+	// {"subscriptions":[{"type":"int","name":"ticks","policy":"drop-newest","capacity":1,"queued":1,"lost":{"full":1,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"made":"github.com/seedaa7df82c/topic/topicdebug_test/example_test.go:75"}],"lost":{"full":1,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"logs":[],"shutdown":false}
 }

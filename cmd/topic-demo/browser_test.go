@@ -27,6 +27,9 @@ import (
 	"github.com/seedaa7df82c/topic"
 )
 
+// madeAt is how the page shows where a subscription was made.
+var madeAt = regexp.MustCompile(`^[a-z_]+\.go:[0-9]+$`)
+
 // lateName is the name of a subscription made after the page's first
 // snapshot was served: markup in it must show as text.
 const lateName = `late <b>"subscriber"</b> & <script>alert(1)</script>`
@@ -100,9 +103,9 @@ func TestDebugPageInBrowser(t *testing.T) {
 	}
 	shot := filepath.Join(dist, "debug-page.png")
 	os.Remove(shot)
-	chromium(t, bin, "--virtual-time-budget=3000", "--hide-scrollbars", "--window-size=1280,900", "--screenshot="+shot, page)
-	if w, h, err := pngSize(shot); err != nil || w != 1280 || h != 900 {
-		t.Errorf("the screenshot %s: %dx%d, %v; want a 1280x900 PNG", shot, w, h, err)
+	chromium(t, bin, "--virtual-time-budget=3000", "--hide-scrollbars", "--window-size=1440,900", "--screenshot="+shot, page)
+	if w, h, err := pngSize(shot); err != nil || w != 1440 || h != 900 {
+		t.Errorf("the screenshot %s: %dx%d, %v; want a 1440x900 PNG", shot, w, h, err)
 	}
 	t.Logf("screenshot: %s; the test took %v", shot, time.Since(start).Round(time.Millisecond))
 }
@@ -195,6 +198,15 @@ func checkDOM(t *testing.T, doc *node, dom string) {
 		}
 		if tr.field("capacity") == nil || number(t, tr.field("capacity").text()) == 0 {
 			fail("%q shows no capacity", name)
+		}
+		// Where it was made: a line of the demo's code, with its package
+		// (its import path, or main in a binary) on hover.
+		if m := tr.field("made"); m == nil || !madeAt.MatchString(m.text()) || !strings.HasSuffix(m.attr["title"], "/"+m.text()) {
+			got := "nothing"
+			if m != nil {
+				got = strconv.Quote(m.text()) + " (title " + strconv.Quote(m.attr["title"]) + ")"
+			}
+			fail("%q shows %s as where it was made; want file.go:line, titled package/file.go:line", name, got)
 		}
 	}
 	// A handler that follows a log has no capacity or overflow policy: its
