@@ -33,7 +33,9 @@ type SubscriptionStats struct {
 	// Handle or Broker.Follow) is in the program: the import path of its
 	// package, the file's name and the line, as in
 	// "example.com/shop/billing/orders.go:42". It is taken once, when the
-	// subscription is made, never on the publish path.
+	// subscription is made, never on the publish path: a look up the stack
+	// that makes a Subscribe and cancel about half a microsecond slower
+	// (BenchmarkSubscribeCancelSameType).
 	Made string
 }
 
