@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/seedaa7df82c/topic/tools/internal/benchread"
 )
@@ -70,19 +69,7 @@ The benchmarks are in the root package's `+"`bench_test.go`"+`; a row names
 the benchmark it reads where its label does not.
 
 `, st.line(res))
-	var b bytes.Buffer
-	write(&b, res)
-	for chunk := range strings.SplitSeq(b.String(), "#### ") {
-		if chunk == "" {
-			continue
-		}
-		title, rest, _ := strings.Cut(chunk, "\n")
-		fmt.Fprintf(w, "## %s\n", title)
-		if n, ok := notes[title]; ok {
-			fmt.Fprintf(w, "\n%s\n", n)
-		}
-		fmt.Fprint(w, rest)
-	}
+	write(w, res, "##", notes)
 }
 
 // summaryRows are the rows of the README's summary: the floor, then what a
@@ -107,26 +94,16 @@ var summaryRows = []string{
 // writeSummary writes the README's table: the rows of summaryRows, as
 // writeDoc gives them, and the stamp.
 func writeSummary(w io.Writer, res *benchread.Set, st stamp) {
-	var b bytes.Buffer
-	write(&b, res)
-	rows := map[string]string{}
+	rows := map[string]row{}
 	for _, s := range sections() {
 		for _, r := range s.rows {
-			rows[r.bench] = r.label
+			rows[r.bench] = r
 		}
 	}
-	lines := strings.Split(b.String(), "\n")
 	fmt.Fprintf(w, "| path | time | ratio | allocs/op |\n|---|---:|---|---:|\n")
 	for _, bench := range summaryRows {
-		label, ok := rows[bench]
-		if !ok {
-			continue
-		}
-		for _, l := range lines {
-			if strings.HasPrefix(l, "| "+label+" |") {
-				fmt.Fprintln(w, l)
-				break
-			}
+		if r, ok := rows[bench]; ok {
+			fmt.Fprintln(w, rowLine(res, r))
 		}
 	}
 	fmt.Fprintf(w, "\n%s Every figure: [docs/benchmarks.md](docs/benchmarks.md).\n", st.line(res))

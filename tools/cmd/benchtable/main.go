@@ -205,32 +205,46 @@ func median(xs []float64, format func(float64) string) string {
 	return format(m)
 }
 
-func write(w io.Writer, res *benchread.Set) {
+// rowLine is the table line of row r, read from res.
+func rowLine(res *benchread.Set, r row) string {
+	m := res.Find(r.bench)
+	if m == nil {
+		return fmt.Sprintf("| %s | not measured | | |", r.label)
+	}
+	unit, baseUnit := "ns/op", "ns/op"
+	if r.unit != "" {
+		unit = r.unit
+		if values(res, r.base, unit) != nil {
+			baseUnit = unit
+		}
+	}
+	ratioText := ""
+	if b := res.Find(r.base); b != nil {
+		mult := r.mult
+		if mult == 0 {
+			mult = 1
+		}
+		ratioText = fmt.Sprintf("%.2f× %s", ratio(m.Values[unit], b.Values[baseUnit], mult), r.baseLabel)
+	}
+	allocs := median(m.Values["allocs/op"], func(x float64) string { return fmt.Sprintf("%.0f", x) })
+	return fmt.Sprintf("| %s | %s | %s | %s |", r.label, median(m.Values[unit], benchread.Duration), ratioText, allocs)
+}
+
+// write writes every table of res, each under a heading of the given
+// level ("####" for make table, "##" for the document) and, if notes has
+// one for its title, the note that says what it measures.
+func write(w io.Writer, res *benchread.Set, heading string, notes map[string]string) {
+	title := func(t string) {
+		fmt.Fprintf(w, "%s %s\n\n", heading, t)
+		if n, ok := notes[t]; ok {
+			fmt.Fprintf(w, "%s\n\n", n)
+		}
+	}
 	for _, s := range sections() {
-		fmt.Fprintf(w, "#### %s\n\n| path | time | ratio | allocs/op |\n|---|---:|---|---:|\n", s.title)
+		title(s.title)
+		fmt.Fprintf(w, "| path | time | ratio | allocs/op |\n|---|---:|---|---:|\n")
 		for _, r := range s.rows {
-			m := res.Find(r.bench)
-			if m == nil {
-				fmt.Fprintf(w, "| %s | not measured | | |\n", r.label)
-				continue
-			}
-			unit, baseUnit := "ns/op", "ns/op"
-			if r.unit != "" {
-				unit = r.unit
-				if values(res, r.base, unit) != nil {
-					baseUnit = unit
-				}
-			}
-			ratioText := ""
-			if b := res.Find(r.base); b != nil {
-				mult := r.mult
-				if mult == 0 {
-					mult = 1
-				}
-				ratioText = fmt.Sprintf("%.2f× %s", ratio(m.Values[unit], b.Values[baseUnit], mult), r.baseLabel)
-			}
-			allocs := median(m.Values["allocs/op"], func(x float64) string { return fmt.Sprintf("%.0f", x) })
-			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.label, median(m.Values[unit], benchread.Duration), ratioText, allocs)
+			fmt.Fprintln(w, rowLine(res, r))
 		}
 		fmt.Fprintln(w)
 	}
@@ -245,7 +259,8 @@ func write(w io.Writer, res *benchread.Set) {
 		{"FollowerReplay", "ns/value", "a new follower reading 10,000 retained values from the earliest, per value"},
 		{"FollowerMemory", "B/follower", "heap per idle follower, 10,000 held"},
 	}
-	fmt.Fprintf(w, "#### Memory and replay\n\n| figure | median |\n|---|---:|\n")
+	title("Memory and replay")
+	fmt.Fprintf(w, "| figure | median |\n|---|---:|\n")
 	for _, x := range metrics {
 		if v := values(res, x.bench, x.unit); v != nil {
 			fmt.Fprintf(w, "| %s | %s |\n", x.label, median(v, func(m float64) string { return benchread.Format(m, x.unit) }))
@@ -282,7 +297,7 @@ func main() {
 		log.Fatal("no benchmark results in the input")
 	}
 	if *doc == "" && *readme == "" {
-		write(os.Stdout, res)
+		write(os.Stdout, res, "####", nil)
 		return
 	}
 	if st.goVersion == "" || st.commit == "" || st.date == "" || st.cores == 0 {
