@@ -95,13 +95,13 @@ func (b *Broker) Publish[T any](v T) {
 	}
 	if r.soloFn != nil {
 		// solo's deliver, without the interface call (see route.soloFn).
-		r.soloFn(t.guard, v)
+		r.soloFn(t.guard, v, &e.published)
 		return
 	}
 	if r.solo != nil {
 		// A source of its own, outside the guard, which it enters for
 		// its send and checks its subscription there (as send would).
-		r.solo.deliver(t.guard, v)
+		r.solo.deliver(t.guard, v, &e.published)
 		return
 	}
 	if r.log == nil && r.records == nil {

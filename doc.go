@@ -68,9 +68,13 @@
 // From function rejects by returning false is filtered by design, not lost.
 // So, once publishers have stopped, the values published that a
 // subscription matched equal the values it received, plus those its From
-// functions rejected, plus its lost counts. Counting costs one atomic addition per value lost and
-// nothing per value delivered. Broker.Subscriptions reports the counts, and
-// OnLoss hands each lost value to a function of the subscriber's.
+// functions rejected, plus its lost counts. Broker.Subscriptions reports
+// the counts, with what each subscription matched, was sent and rejected,
+// so that a loss reads as a share (SubscriptionStats.LossRatio);
+// Broker.Topics, the publications of each type. OnLoss hands each lost
+// value to a function of the subscriber's. Counting costs one atomic
+// addition per value lost and, per value delivered, a plain one on a
+// counter of the publisher's own (see Broker.Topics).
 //
 // Delivery is confined to one process, and nothing is retried or persisted
 // for a channel subscription. Values one subscription accepts from

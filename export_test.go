@@ -57,3 +57,12 @@ func AckMarks[T any](f *Follower[T]) int {
 	defer a.mu.Unlock()
 	return len(a.reads)
 }
+
+// EnterGuard enters b's guard on the calling goroutine, which must have
+// subscribed, and returns its exit: publications meanwhile on the same
+// goroutine find their stripe's slot held and count into the guard's sets.
+func (b *Broker) EnterGuard() (exit func()) {
+	g := b.table.Load().guard
+	c := g.enter()
+	return func() { g.exit(c) }
+}

@@ -22,6 +22,7 @@ type feed[V any] interface {
 	tryNext() (v V, off uint64, ok bool)
 	lag() uint64
 	followerStats() *FollowerStats
+	taken() uint64 // the records read
 	freeze()
 	unread() (skipped, unread uint64, ok bool)
 	probeWait(stop <-chan struct{}, probes <-chan chan probeResult, a answerer) error

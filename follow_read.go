@@ -11,7 +11,9 @@ func (f *follower[T]) read(buf []Record[T]) int {
 	if len(buf) == 0 {
 		return 0
 	}
-	return f.readAt(buf, true)
+	n := f.readAt(buf, true)
+	bump(&f.took, uint64(n)) // its reader's: one writer at a time
+	return n
 }
 
 // readAt is read, which given no room reads nothing but does the rest of a

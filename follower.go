@@ -33,7 +33,10 @@ type follower[T any] struct {
 	// rings only grow, so it names the ring) and the slot of lastEnd in
 	// it, which spare the next read a division. Reader only.
 	size, slot uint64
-	named      *durable // the name's entry, nil if unnamed; never changes
+	// took counts the records read (see Read), written by the reader
+	// only, loaded atomically (see bump).
+	took  uint64
+	named *durable // the name's entry, nil if unnamed; never changes
 	// skip counts and reports a run of values skipped: the subscription's.
 	skip  func(first, n uint64)
 	wake  *waiter       // its place in the log's waitList
@@ -269,6 +272,9 @@ func (f *follower[T]) end() {
 		f.l.names.mu.Unlock()
 	}
 }
+
+// taken returns how many records the follower has read.
+func (f *follower[T]) taken() uint64 { return atomic.LoadUint64(&f.took) }
 
 func (f *follower[T]) followerStats() *FollowerStats {
 	st := &FollowerStats{Offset: f.next(), Committed: f.committed.Load()}

@@ -11,3 +11,9 @@ package topic
 // would report (and could not see the order), so race builds add atomically
 // (guard_increment.go).
 func increment(p *int64) { *p++ }
+
+// bump adds n to *p, which has one writer at a time (the holder of a slot
+// of the guard, see tally; or a follower's reader): a plain addition, as in
+// increment, whose order the hand-over between writers provides (the
+// slot's give-back, or whatever orders one Read after another).
+func bump(p *uint64, n uint64) { *p += n }

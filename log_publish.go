@@ -98,7 +98,7 @@ func sendInOrder[T any](g *guard, e *entry, r *route[T], v T, lost *lossBuffer[T
 	if r == nil {
 		return nil, nil
 	}
-	r, x := sendPlain(g, e, r, v, boxed)
+	r, x := sendPlain(g, e, r, v, boxed, nil) // the log counts the publication
 	if r == nil {
 		return nil, nil
 	}

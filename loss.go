@@ -198,10 +198,17 @@ const (
 	fullSealed = 1
 )
 
-// The causes a lossCounter counts, by slot.
-const lossSlots = 5
+// The causes a lossCounter counts, by slot. fullAlone is Full counted by
+// the drop path of a route of one plain subscription, which counts nothing
+// else: it is also a publication of the route's type, which Topics counts
+// from it (see Broker.Topics), so that the drop path makes one count, not
+// two. It is never a Loss's Cause.
+const (
+	lossSlots = 6
+	fullAlone = Skipped + 1
+)
 
-var lossSlot = [...]uint8{Full: 0, Evicted: 1, Failed: 2, Closed: 3, Skipped: 4}
+var lossSlot = [...]uint8{Full: 0, Evicted: 1, Failed: 2, Closed: 3, Skipped: 4, fullAlone: 5}
 
 type lossStripe struct {
 	n [lossSlots]atomic.Uint64
@@ -239,6 +246,28 @@ func (c *lossCounter) tryAddFull() bool {
 	x := &c.base[0] // lossSlot[Full]
 	old := x.Load()
 	return x.CompareAndSwap(old, old+1)
+}
+
+// tryAddAlone is tryAddFull, counted as fullAlone.
+func (c *lossCounter) tryAddAlone() bool {
+	if c.stripes.Load() != nil {
+		return false
+	}
+	x := &c.base[5] // lossSlot[fullAlone]
+	old := x.Load()
+	return x.CompareAndSwap(old, old+1)
+}
+
+// alone returns the count of fullAlone, whether or not the Full count is
+// frozen.
+func (c *lossCounter) alone() uint64 {
+	n := c.base[5].Load()
+	if s := c.stripes.Load(); s != nil {
+		for j := range s {
+			n += s[j].n[5].Load()
+		}
+	}
+	return n
 }
 
 // addN counts n losses of cause k at once, as add does (for a follower's
@@ -322,5 +351,5 @@ func (c *lossCounter) sum() Lost {
 			}
 		}
 	}
-	return Lost{Full: n[0], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}
+	return Lost{Full: n[0] + n[5], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}
 }

@@ -234,7 +234,7 @@ func ExampleSubscriptionStats_MarshalJSON() {
 	out, _ := json.Marshal(b.Subscriptions())
 	fmt.Println(string(out))
 	// Output:
-	// [{"type":"topic_test.Price","name":"dashboard","policy":"drop-oldest","capacity":1,"queued":1,"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"made":"github.com/seedaa7df82c/topic_test/loss_example_test.go:229"}]
+	// [{"type":"topic_test.Price","name":"dashboard","policy":"drop-oldest","capacity":1,"queued":1,"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"sent":2,"rejected":0,"matched":2,"made":"github.com/seedaa7df82c/topic_test/loss_example_test.go:229"}]
 }
 
 // A Loss says what was lost and why: a handler's Errored loss carries the
@@ -383,4 +383,66 @@ func ExampleSubscriptionStats() {
 	// channel: topic_test.Event, capacity 4, queued 2, handler false, follower false
 	// follower: topic_test.Event, capacity 0, queued 2, handler false, follower true
 	// handler: topic_test.Event, capacity 64, queued 0, handler true, follower false
+}
+
+// A loss reads as a ratio: of what reached the subscription (Matched),
+// how much it lost; and of what was published, how much reached it.
+func ExampleSubscriptionStats_LossRatio() {
+	type Tick struct{ N int }
+	var b topic.Broker
+	_, cancel := b.Subscribe(topic.Name[Tick]("slow"), topic.Buffer[Tick](10))
+	defer cancel()
+	for i := range 40 {
+		b.Publish(Tick{i}) // nobody receives: 10 fit, 30 are lost
+	}
+	st := b.Subscriptions()[0]
+	fmt.Printf("%s: sent %d, lost %d of %d (%.0f%%)\n", st.Name, st.Sent, st.Lost.Total(), st.Matched, 100*st.LossRatio())
+	// Output:
+	// slow: sent 10, lost 30 of 40 (75%)
+}
+
+// Topics counts the publications of each type that found a subscription:
+// what a loss is a share of.
+func ExampleBroker_Topics() {
+	type Order struct{ ID int }
+	type Refund struct{ ID int }
+	var b topic.Broker
+	orders, cancel := b.Subscribe(topic.Buffer[Order](8))
+	defer cancel()
+	_, cancelRefunds := b.Subscribe[Refund]()
+	defer cancelRefunds()
+	for i := range 5 {
+		b.Publish(Order{i})
+	}
+	b.Publish("nobody listens: not counted")
+	<-orders
+	for _, tp := range b.Topics() {
+		fmt.Println(tp.Type, tp.Published)
+	}
+	// Output:
+	// topic_test.Order 5
+	// topic_test.Refund 0
+}
+
+// TopicStats, as the debug page and expvar serve it.
+func ExampleTopicStats() {
+	var b topic.Broker
+	_, cancel := b.Subscribe(topic.Buffer[int](1))
+	defer cancel()
+	b.Publish(1)
+	b.Publish(2)
+	tp := b.Topics()[0]
+	fmt.Println(tp.Type, tp.Published, tp.Retained)
+	// Output:
+	// int 2 false
+}
+
+func ExampleTopicStats_MarshalJSON() {
+	var b topic.Broker
+	b.Retain[string](topic.Retention{Count: 8})
+	b.Publish("kept")
+	out, _ := json.Marshal(b.Topics())
+	fmt.Println(string(out))
+	// Output:
+	// [{"type":"string","published":1,"retained":true}]
 }

@@ -288,7 +288,7 @@ func TestUnbufferedDropOldestDropsTheNewValueAsFull(t *testing.T) {
 		st.Made = "" // see TestEverySubscriptionSaysWhereItWasMade
 		want := topic.SubscriptionStats{
 			Type: st.Type, Name: "unbuffered", Policy: topic.DropOldest,
-			Capacity: 0, Queued: 0, Lost: topic.Lost{Full: 2},
+			Capacity: 0, Queued: 0, Lost: topic.Lost{Full: 2}, Sent: 1, Matched: 3,
 		}
 		if st != want {
 			t.Errorf("Subscriptions = %+v, want %+v", st, want)
@@ -577,11 +577,11 @@ func TestSubscriptionsDescribesEachLiveSubscription(t *testing.T) {
 
 	tick := reflect.TypeFor[lossTick]()
 	want := []topic.SubscriptionStats{ // by type as printed, then name
-		{Type: reflect.TypeFor[any](), Policy: topic.DropNewest, Capacity: 1, Queued: 1, Lost: topic.Lost{Full: 2}},
-		{Type: reflect.TypeFor[string](), Name: "from", Capacity: 8, Queued: 1, Lost: topic.Lost{Failed: 1}},
-		{Type: reflect.TypeFor[lossCounted](), Capacity: 0, Queued: 0, Lost: topic.Lost{Full: 3}},
-		{Type: tick, Name: "a latest", Policy: topic.DropOldest, Capacity: 1, Queued: 1, Lost: topic.Lost{Evicted: 2}},
-		{Type: tick, Name: "ticks", Capacity: 4, Queued: 3},
+		{Type: reflect.TypeFor[any](), Policy: topic.DropNewest, Capacity: 1, Queued: 1, Lost: topic.Lost{Full: 2}, Sent: 1, Matched: 3},
+		{Type: reflect.TypeFor[string](), Name: "from", Capacity: 8, Queued: 1, Lost: topic.Lost{Failed: 1}, Sent: 1, Rejected: 1, Matched: 3},
+		{Type: reflect.TypeFor[lossCounted](), Capacity: 0, Queued: 0, Lost: topic.Lost{Full: 3}, Matched: 3},
+		{Type: tick, Name: "a latest", Policy: topic.DropOldest, Capacity: 1, Queued: 1, Lost: topic.Lost{Evicted: 2}, Sent: 3, Matched: 3},
+		{Type: tick, Name: "ticks", Capacity: 4, Queued: 3, Sent: 3, Matched: 3},
 	}
 	got := b.Subscriptions()
 	for i := range got {
@@ -596,8 +596,8 @@ func TestSubscriptionsDescribesEachLiveSubscription(t *testing.T) {
 func showStats(ss []topic.SubscriptionStats) string {
 	var lines []string
 	for _, s := range ss {
-		lines = append(lines, fmt.Sprintf("\t%v %q %v cap=%d queued=%d lost=%+v",
-			s.Type, s.Name, s.Policy, s.Capacity, s.Queued, s.Lost))
+		lines = append(lines, fmt.Sprintf("\t%v %q %v cap=%d queued=%d lost=%+v sent=%d rejected=%d matched=%d",
+			s.Type, s.Name, s.Policy, s.Capacity, s.Queued, s.Lost, s.Sent, s.Rejected, s.Matched))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -20,16 +20,19 @@ type source interface {
 }
 
 // A typedSource takes publications whose static type is its source type T.
-// It is slow, so it is called outside the guard.
+// It is slow, so it is called outside the guard. The only source of a
+// route is given pub, the count of the publications of the route's entry,
+// to count the publication on, in the guard section it enters anyway if
+// it enters one; the others are given nil.
 type typedSource[T any] interface {
 	source
-	deliver(g *guard, v T)
+	deliver(g *guard, v T, pub *tally)
 }
 
 // A funcSource is a typedSource whose deliver is a closure of its own, which
 // a route of that one source calls directly (see route.soloFn).
 type funcSource[T any] interface {
-	deliverFunc() func(g *guard, v T)
+	deliverFunc() func(g *guard, v T, pub *tally)
 }
 
 // A boxedSource takes publications matched by its interface source type, as
@@ -44,9 +47,9 @@ type boxedSource interface {
 	deliverBoxed(g *guard, x any, tab unsafe.Pointer)
 	tabFor(t reflect.Type) unsafe.Pointer
 	// outlet returns, for a source that is not slow (a plain subscription
-	// of an interface type, sent to inside the guard), its channel and its
-	// loss counter; nil for the others.
-	outlet() (ch unsafe.Pointer, lost *lossCounter)
+	// of an interface type, sent to inside the guard), its channel, its
+	// loss counter and its count of values sent; nil for the others.
+	outlet() (ch unsafe.Pointer, lost *lossCounter, sent *tally)
 }
 
 // A boxedOut is an interface source on a route, with its tabFor the type of
@@ -54,16 +57,18 @@ type boxedSource interface {
 type boxedOut struct {
 	boxedSource
 	tab unsafe.Pointer
-	// ch is the source's channel, a chan I of its interface type I, and lost
-	// its loss counter: send's, without a call through boxedSource.
+	// ch is the source's channel, a chan I of its interface type I, lost
+	// its loss counter and sent its count of values sent: send's, without
+	// a call through boxedSource.
 	ch   unsafe.Pointer
 	lost *lossCounter
+	sent *tally
 }
 
 // newBoxedOut returns src on the route of e.
 func newBoxedOut(src boxedSource, e *entry) boxedOut {
 	o := boxedOut{boxedSource: src, tab: src.tabFor(e.typ)}
-	o.ch, o.lost = src.outlet()
+	o.ch, o.lost, o.sent = src.outlet()
 	if o.ch != nil && e.typ != nil && o.tab == nil {
 		// send relies on it: see there.
 		panic("topic: internal error: an interface subscription routed a type it has no itab for")
@@ -75,13 +80,14 @@ func newBoxedOut(src boxedSource, e *entry) boxedOut {
 // empty interface its type, and its data word.
 type ifaceWords struct{ tab, data unsafe.Pointer }
 
-// send offers x to o, a source that is not slow, inside the guard: a
+// send offers x to o, a source that is not slow, inside section c of the
+// guard: a
 // non-blocking send of x as a value of o's interface type I, made of o.tab
 // and x's data word as asSource makes it, without the runtime's assertion.
 // The route matched x's dynamic type against I, so that x is nil, or has
 // the entry's type, of which o.tab is the itab for I (or, for any, the type
 // itself; newBoxedOut checked it is not nil).
-func (o *boxedOut) send(x any) {
+func (o *boxedOut) send(x any, c section) {
 	// Safety: an interface value is two words, the first its itab or type
 	// and the second its data word, for I as for any; a nil one is two nil
 	// words. The channel is a chan I, whose element the runtime copies by
@@ -97,6 +103,7 @@ func (o *boxedOut) send(x any) {
 	ch := *(*chan ifaceWords)(unsafe.Pointer(&o.ch))
 	select {
 	case ch <- w:
+		o.sent.addIn(c)
 	default:
 		o.lost.addFull()
 	}

@@ -140,14 +140,14 @@ type from[Pub, Sub any] struct {
 	// route whose only source this is calls directly (see route.soloFn): a
 	// call of deliver through typedSource goes through the wrapper that
 	// gives a generic method its type dictionary, one call more.
-	call func(g *guard, v Sub)
+	call func(g *guard, v Sub, pub *tally)
 }
 
 // newFrom returns the source of a From option with function f, for the
 // subscription to.
 func newFrom[Pub, Sub any](f func(Sub) (Pub, bool), to *sub[Pub]) *from[Pub, Sub] {
 	s := &from[Pub, Sub]{to: to, dead: deadLettersOf(reflect.TypeFor[Sub]())}
-	s.call = func(g *guard, v Sub) {
+	s.call = func(g *guard, v Sub, pub *tally) {
 		// One deferred call, open-coded, in this frame: f's results stay
 		// in registers, where a frame of its own around f returned them
 		// through the named results its deferred closure shared. The
@@ -156,6 +156,9 @@ func newFrom[Pub, Sub any](f func(Sub) (Pub, bool), to *sub[Pub]) *from[Pub, Sub
 		ran, vp := false, &v
 		defer func() {
 			if !ran {
+				if pub != nil {
+					pub.add(1)
+				}
 				s.failed(*vp, recover())
 			}
 		}()
@@ -163,10 +166,11 @@ func newFrom[Pub, Sub any](f func(Sub) (Pub, bool), to *sub[Pub]) *from[Pub, Sub
 		ran = true
 		switch {
 		case !ok:
+			s.rejected(g, pub)
 		case s.dead != deadNever && s.to.opt.redrive != nil && s.isDead(v):
-			s.to.offerTo(g, s.to.opt.redrive, out, nil) // a handler's re-drive
+			s.to.offerTo(g, s.to.opt.redrive, out, nil, pub) // a handler's re-drive
 		default:
-			s.to.offer(g, out, nil)
+			s.to.offerTo(g, s.to.ch, out, nil, pub)
 		}
 	}
 	return s
@@ -221,9 +225,23 @@ func (s *from[Pub, Sub]) owner() subscriber   { return s.to }
 func (s *from[Pub, Sub]) slow() bool          { return true }
 func (s *from[Pub, Sub]) newEntry() *entry    { return newEntry[Sub](nil, reflect.TypeFor[Sub](), false) }
 
-func (s *from[Pub, Sub]) deliver(g *guard, v Sub) { s.call(g, v) }
+func (s *from[Pub, Sub]) deliver(g *guard, v Sub, pub *tally) { s.call(g, v, pub) }
 
-func (s *from[Pub, Sub]) deliverFunc() func(*guard, Sub) { return s.call }
+func (s *from[Pub, Sub]) deliverFunc() func(*guard, Sub, *tally) { return s.call }
+
+// rejected counts a value the From function rejected, and the publication
+// on pub if it is not nil, in one section of the guard: plain additions on
+// words of the section's stripe (see tally).
+//
+//go:noinline
+func (s *from[Pub, Sub]) rejected(g *guard, pub *tally) {
+	c := g.enter()
+	s.to.opt.rejected.addIn(c)
+	if pub != nil {
+		pub.addIn(c)
+	}
+	g.exit(c)
+}
 
 // errFromGoexit is the Panic of the Loss of a value whose From function
 // called runtime.Goexit.
@@ -247,7 +265,7 @@ func (s *from[Pub, Sub]) redrives() bool { return s.dead != deadNever }
 
 func (s *from[Pub, Sub]) tabFor(t reflect.Type) unsafe.Pointer { return tabOf[Sub](t) }
 
-func (s *from[Pub, Sub]) outlet() (unsafe.Pointer, *lossCounter) { return nil, nil } // it is slow
+func (s *from[Pub, Sub]) outlet() (unsafe.Pointer, *lossCounter, *tally) { return nil, nil, nil } // it is slow
 
 func (s *from[Pub, Sub]) deliverBoxed(g *guard, x any, tab unsafe.Pointer) {
 	v, ok := asSource[Sub](x, tab)
@@ -255,7 +273,7 @@ func (s *from[Pub, Sub]) deliverBoxed(g *guard, x any, tab unsafe.Pointer) {
 		return // unreachable: the route matched x against Sub
 	}
 	// A nil x reaches a source only when Sub is any; v is then nil.
-	s.deliver(g, v)
+	s.call(g, v, nil)
 }
 
 // Overflow sets what a subscription does with a value its full buffer cannot

@@ -78,7 +78,7 @@ func (r logReplay[T, V]) replay(b *Broker, e *entry, s subscriber, from Start) {
 		if boxed {
 			src.(boxedSource).deliverBoxed(g, any(v), nil)
 		} else {
-			src.(typedSource[V]).deliver(g, v)
+			src.(typedSource[V]).deliver(g, v, nil)
 		}
 	}
 }

@@ -126,6 +126,18 @@ type entry struct {
 	// entry's type. Set once, by Retain, with Broker.mu held, before log:
 	// read by whoever loaded a non-nil log.
 	replay replayer
+
+	// retired counts the publications that the subscriptions no longer
+	// on the route counted as fullAlone (see Broker.Topics). Guarded by
+	// Broker.mu.
+	retired uint64
+
+	// published counts the publications that found a route here, but for
+	// those of a retained type, which its log counts, and those counted
+	// as fullAlone (see Broker.Topics). On a line apart from the fields
+	// publishers read: publishers on other cores write it.
+	_         [cacheLine]byte
+	published tally
 }
 
 // An editor changes the routes of entries whose static type it was made for.
@@ -135,6 +147,11 @@ type editor interface {
 	removeLocked(e *entry, s subscriber)
 	// eachLocked calls f with every subscription routed by e.
 	eachLocked(e *entry, f func(subscriber))
+	// static returns the static type of the entries: the topic.
+	static() reflect.Type
+	// aloneLocked returns the publications the plain subscriptions on e's
+	// route counted as fullAlone.
+	aloneLocked(e *entry) uint64
 	// sealLocked replaces every source of e's route by a closedSink, and
 	// drops the log: see drain.seal.
 	sealLocked(e *entry)
@@ -167,13 +184,17 @@ type route[T any] struct {
 	log sequencer[T]
 	// plain: the route has only direct outlets, and no log.
 	plain bool
+	// alone: the route's entry is that of a concrete type, whose plain
+	// subscriptions are on no other route: a drop of a route of one may
+	// count the publication as fullAlone.
+	alone bool
 	// solo is the route's only source when it is a typed one (a From
 	// source, or a subscription with a policy or an OnLoss function) and the
 	// route has no log: Publish calls it directly.
 	solo typedSource[T]
 	// soloFn is solo's deliver when solo is a funcSource (a From source),
 	// which Publish calls without the interface call.
-	soloFn func(*guard, T)
+	soloFn func(*guard, T, *tally)
 	// onlyBoxed: the route has only plain subscriptions of interface types
 	// (boxed), and no log: Publish boxes v and sends to them in one guard
 	// section (sendBoxedDirect).
@@ -273,6 +294,7 @@ func (editorOf[T]) store(e *entry, r *route[T]) {
 		r = nil
 	} else {
 		r.plain = r.log == nil && r.records == nil && r.onlyDirect()
+		r.alone = e.dynamic == nil
 		r.solo, r.soloFn = nil, nil
 		r.onlyBoxed = r.log == nil && r.records == nil && len(r.direct)+len(r.typed)+len(r.boxedSlow) == 0 && len(r.boxed) > 0
 		if r.log == nil && r.records == nil && len(r.direct) == 0 && len(r.typed) == 1 && len(r.boxed)+len(r.boxedSlow) == 0 {
@@ -352,6 +374,10 @@ func (ed editorOf[T]) removeLocked(e *entry, s subscriber) {
 // for: removal is O(1) amortized, and a route's list is never more than
 // twice its live outlets.
 func (ed editorOf[T]) buryLocked(e *entry, old *route[T], i int) {
+	// Its drops are no longer found on the route: keep their count. (A
+	// publisher that loaded the route before may count one more, which
+	// is then left out: one of a publication racing the cancel.)
+	e.retired += old.direct[i].sub.lost.alone()
 	old.direct[i].bury()
 	e.buried++
 	if 2*e.buried <= len(old.direct) {
@@ -400,6 +426,7 @@ func (ed editorOf[T]) sealLocked(e *entry) {
 	e.buried = 0 // the new route lists no outlet
 	if old != nil {
 		for _, o := range live(old.direct) {
+			e.retired += o.sub.lost.alone() // as in buryLocked
 			r.typed = append(r.typed, newClosedSink[T](o.sub))
 		}
 		for _, t := range old.typed {
@@ -422,8 +449,20 @@ func (ed editorOf[T]) countSealed(g *guard, e *entry, v any) {
 	}
 	x, _ := v.(T) // Safety: v is of e's static type
 	for _, t := range r.typed {
-		t.deliver(g, x)
+		t.deliver(g, x, nil)
 	}
+}
+
+func (editorOf[T]) static() reflect.Type { return reflect.TypeFor[T]() }
+
+func (ed editorOf[T]) aloneLocked(e *entry) uint64 {
+	var n uint64
+	if r := ed.load(e); r != nil {
+		for _, o := range live(r.direct) {
+			n += o.sub.lost.alone()
+		}
+	}
+	return n
 }
 
 func (ed editorOf[T]) eachLocked(e *entry, f func(subscriber)) {

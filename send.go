@@ -35,9 +35,13 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 		// one outlet, and addFull, whose fast path is inlined.
 		o := &r.direct[0]
 		if ch := o.channel(); ch != nil && !o.roomIn(ch) {
-			// The send would fail: no guard (see countFull).
-			if l := &o.sub.lost; !l.tryAddFull() {
-				l.addStriped(Full)
+			// The send would fail: no guard (see countFull). The count is
+			// the publication's too (see fullAlone).
+			if l := &o.sub.lost; !r.alone {
+				l.addFull()
+				e.published.add(1)
+			} else if !l.tryAddAlone() {
+				l.addStriped(fullAlone)
 			}
 			return
 		}
@@ -59,9 +63,11 @@ func sendOne[T any](g *guard, e *entry, r *route[T], o *outlet[T], v T) {
 	// load to give o's address again.
 	ch := o.channel()
 	if (*route[T])(unsafe.Pointer(e.route.Load())) == r {
+		e.published.addIn(c)
 		if ch != nil {
 			select {
 			case ch <- v:
+				o.sub.sent.addIn(c)
 			default:
 				o.sub.lost.addFull()
 			}
@@ -81,6 +87,7 @@ func sendMany[T any](g *guard, e *entry, r *route[T], v T) {
 	// A route of one outlet comes from sendOne, which checked its room.
 	if len(r.direct) != 1 && !hasRoom(r.direct) {
 		countFull(r.direct) // every send would fail: no guard
+		e.published.add(1)
 		return
 	}
 	c := g.enter()
@@ -94,6 +101,7 @@ func sendMany[T any](g *guard, e *entry, r *route[T], v T) {
 		}
 		return
 	}
+	e.published.addIn(c)
 	for i := range r.direct {
 		o := &r.direct[i]
 		ch := o.channel() // inside the guard (see outlet)
@@ -102,6 +110,7 @@ func sendMany[T any](g *guard, e *entry, r *route[T], v T) {
 		}
 		select {
 		case ch <- v:
+			o.sub.sent.addIn(c)
 		default:
 			o.sub.lost.addFull()
 		}
@@ -125,8 +134,9 @@ func sendBoxedDirect[T any](g *guard, e *entry, v T) {
 		}
 		return
 	}
+	e.published.addIn(c)
 	for i := range r.boxed {
-		r.boxed[i].send(x)
+		r.boxed[i].send(x, c)
 	}
 	g.exit(c)
 }
@@ -206,7 +216,7 @@ var countFirst = func() bool {
 
 // send offers v to the route r of entry e.
 func send[T any](g *guard, e *entry, r *route[T], v T) {
-	r, x := sendPlain(g, e, r, v, true)
+	r, x := sendPlain(g, e, r, v, true, &e.published)
 	if r == nil {
 		return
 	}
@@ -236,7 +246,7 @@ func sendSlow[T any](g *guard, r *route[T], v T, x any, i int, live, boxed bool)
 		if _, own := r.typed[i].(*sub[T]); live && own {
 			continue
 		}
-		r.typed[i].deliver(g, v)
+		r.typed[i].deliver(g, v, nil)
 	}
 	if i < n && x == nil {
 		x = any(v)
@@ -251,16 +261,22 @@ func sendSlow[T any](g *guard, r *route[T], v T, x any, i int, live, boxed bool)
 // one guard section, and returns the route it used (loaded inside the
 // guard), nil if there is nothing more to do, and v boxed if it boxed it.
 // r is the route as loaded before. Interface sources are sent to only if
-// boxed.
-func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *route[T], x any) {
+// boxed. It counts the publication on pub, unless pub is nil (a retained
+// type's log counts its publications).
+func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool, pub *tally) (_ *route[T], x any) {
 	if r.onlyDirect() && droppedAll(r.direct) {
+		if pub != nil {
+			pub.add(1)
+		}
 		return nil, nil // only plain sends, all of them dropped
 	}
 	if len(r.direct) == 0 && (!boxed || len(r.boxed) == 0) {
 		// Nothing to send inside the guard: the other sources enter it for
 		// their own sends and check there that their subscription is live,
-		// so they need no route loaded inside it. (A From filter that
-		// rejects then touches no shared word at all.)
+		// so they need no route loaded inside it.
+		if pub != nil {
+			pub.add(1)
+		}
 		return r, nil
 	}
 	if boxed && len(r.boxed)+len(r.boxedSlow) > 0 {
@@ -274,6 +290,9 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 		g.exit(c)
 		return nil, nil
 	}
+	if pub != nil {
+		pub.addIn(c)
+	}
 	for i := range r.direct {
 		o := &r.direct[i]
 		ch := o.channel() // inside the guard (see outlet)
@@ -282,6 +301,7 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 		}
 		select {
 		case ch <- v:
+			o.sub.sent.addIn(c)
 		default:
 			o.sub.lost.addFull()
 		}
@@ -291,7 +311,7 @@ func sendPlain[T any](g *guard, e *entry, r *route[T], v T, boxed bool) (_ *rout
 			x = any(v) // the route changed since it was loaded: rare
 		}
 		for i := range r.boxed {
-			r.boxed[i].send(x)
+			r.boxed[i].send(x, c)
 		}
 	}
 	g.exit(c)

@@ -539,7 +539,10 @@ func newClosedSink[T any](src source) closedSink[T] {
 
 func (s closedSink[T]) slow() bool { return true }
 
-func (s closedSink[T]) deliver(g *guard, v T) {
+func (s closedSink[T]) deliver(g *guard, v T, pub *tally) {
+	if pub != nil {
+		pub.add(1)
+	}
 	if o, ok := s.owner().(*sub[T]); ok && s.own {
 		o.lose(Loss[T]{Cause: Closed, Value: v}, nil) // no boxing
 		return
@@ -551,7 +554,7 @@ func (s closedSink[T]) deliver(g *guard, v T) {
 
 func (s closedSink[T]) tabFor(reflect.Type) unsafe.Pointer { return nil }
 
-func (s closedSink[T]) outlet() (unsafe.Pointer, *lossCounter) { return nil, nil } // it is slow
+func (s closedSink[T]) outlet() (unsafe.Pointer, *lossCounter, *tally) { return nil, nil, nil } // it is slow
 
 func (s closedSink[T]) deliverBoxed(g *guard, x any, _ unsafe.Pointer) {
 	if s.owner().countClosed() {

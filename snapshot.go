@@ -20,6 +20,23 @@ type SubscriptionStats struct {
 	Capacity int          // the capacity of its channel
 	Queued   int          // the values in its channel, not yet received
 	Lost     Lost         // the values it lost, by cause, since it began
+	// Sent counts the values put in its channel since it began (a
+	// handler's: in its queue). For a follower read without a channel (by
+	// Read or Next, or by its handler) it counts the records read, and a
+	// record read again, after a Seek or by AckWait, counts again.
+	Sent uint64
+	// Rejected counts the values its From functions rejected: filtered by
+	// design, not lost.
+	Rejected uint64
+	// Matched counts the publications that reached it: those Sent or
+	// Rejected, and those lost before they could be sent (Full, Failed,
+	// Closed, Skipped, and what Shutdown left unread by a handler
+	// follower). A value Evicted, Errored or Discarded from a queue was
+	// sent first. So Lost.Total() out of Matched is its loss ratio (see
+	// LossRatio), and once publishers have stopped and its channel is
+	// drained, Matched equals the values received, plus Rejected, plus
+	// Lost.Total().
+	Matched uint64
 	// Handler holds the counts of a handler subscription, nil for a
 	// channel subscription. A handler's counts are published by its
 	// goroutine at least every 64 values, whenever its queue is empty, and
@@ -56,10 +73,96 @@ func (st SubscriptionStats) MarshalJSON() ([]byte, error) {
 		Capacity int            `json:"capacity"`
 		Queued   int            `json:"queued"`
 		Lost     Lost           `json:"lost"`
+		Sent     uint64         `json:"sent"`
+		Rejected uint64         `json:"rejected"`
+		Matched  uint64         `json:"matched"`
 		Handler  *HandlerStats  `json:"handler,omitempty"`
 		Follower *FollowerStats `json:"follower,omitempty"`
 		Made     string         `json:"made,omitempty"`
-	}{typ, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost, st.Handler, st.Follower, st.Made})
+	}{typ, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost, st.Sent, st.Rejected, st.Matched, st.Handler, st.Follower, st.Made})
+}
+
+// LossRatio returns the share of what reached the subscription that it
+// lost, Lost.Total() out of Matched: 0 for none, 1 for all, and 0 if
+// nothing reached it.
+func (st SubscriptionStats) LossRatio() float64 {
+	if st.Matched == 0 {
+		return 0
+	}
+	return float64(st.Lost.Total()) / float64(st.Matched)
+}
+
+// TopicStats describes the publications of one type.
+type TopicStats struct {
+	// Type is the type published, T of Publish[T]: the topic.
+	Type reflect.Type
+	// Published counts the publications of Type that found a subscription
+	// since the broker began, and every publication of a retained type:
+	// a publication that nothing matches costs nothing, and is not counted.
+	Published uint64
+	// Retained says whether the type is retained (see Broker.Retain).
+	Retained bool
+}
+
+// MarshalJSON encodes st with the type as printed.
+//
+//	{"type":"main.Order","published":40,"retained":false}
+func (st TopicStats) MarshalJSON() ([]byte, error) {
+	typ := ""
+	if st.Type != nil {
+		typ = st.Type.String()
+	}
+	return json.Marshal(struct {
+		Type      string `json:"type"`
+		Published uint64 `json:"published"`
+		Retained  bool   `json:"retained"`
+	}{typ, st.Published, st.Retained})
+}
+
+// Topics returns the count of publications of every type the broker has
+// routed (a type subscribed to, or published to a wildcard subscription),
+// ordered by type (as printed). A publication through an interface type
+// counts for the interface type. It takes the broker's lock, as
+// Subscriptions does, and never delays a publication; after Shutdown it
+// returns the final counts, those of publications Shutdown counted as
+// Closed included.
+//
+// Counting costs no locked instruction on the delivered path: a plain
+// addition on a counter that the publisher holds alone for the moment it
+// sends (its stripe of the lock-free section every send takes), for the
+// type and for each subscription sent to. A publication dropped by the
+// one subscription of its type counts nothing more than its drop; one that
+// a From function rejects costs the section it does not otherwise enter
+// (BenchmarkPublishFilterRejecting: about 5 ns). Each subscription holds
+// its counters, about 350 bytes (BenchmarkSubscriptionMemory).
+func (b *Broker) Topics() []TopicStats {
+	b.mu.Lock()
+	byType := make(map[reflect.Type]*TopicStats)
+	var out []*TopicStats
+	for _, e := range b.all {
+		if c := e.log.Load(); e.iface || c != nil && c.rec == e && e.published.load() == 0 {
+			continue // a header, or a retained type's records: its log counts them
+		}
+		typ := e.edit.static()
+		st := byType[typ]
+		if st == nil {
+			st = &TopicStats{Type: typ}
+			byType[typ] = st
+			out = append(out, st)
+		}
+		st.Published += e.published.load() + e.retired + e.edit.aloneLocked(e)
+		if c := e.log.Load(); c != nil && c.rec != e { // the entry of T, not of Record[T]
+			st.Published += c.mu.tail()
+			st.Retained = true
+		}
+	}
+	b.mu.Unlock()
+	res := make([]TopicStats, len(out))
+	for i, st := range out {
+		res[i] = *st
+	}
+	slices.SortFunc(res, func(x, y TopicStats) int { return cmp.Compare(x.Type.String(), y.Type.String()) })
+	return res
 }
 
 // callerPC returns the program counter of the call of the function that

@@ -26,7 +26,7 @@ func TestSubscriptionsMarshalToReadableJSON(t *testing.T) {
 	}
 	want := `[{"type":"int","name":"ints","policy":"drop-oldest","capacity":1,"queued":1,` +
 		`"lost":{"full":0,"evicted":1,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},` +
-		`"made":"github.com/seedaa7df82c/topic_test/snapshot_test.go:19"}]`
+		`"sent":2,"rejected":0,"matched":2,"made":"github.com/seedaa7df82c/topic_test/snapshot_test.go:19"}]`
 	if string(out) != want {
 		t.Errorf("json.Marshal(Subscriptions()):\n got %s\nwant %s", out, want)
 	}

@@ -58,6 +58,11 @@ type sub[T any] struct {
 	// list, to find it there in O(1) when it is removed. Guarded by
 	// Broker.mu.
 	at int
+	// sent counts the values put in its channel (or its handler's
+	// re-drive queue), on a line apart from the fields publishers read:
+	// publishers on other cores write it.
+	_    [cacheLine]byte
+	sent tally
 }
 
 // subOptions holds what few subscriptions need. Never changes after
@@ -81,6 +86,8 @@ type subOptions[T any] struct {
 	follower any
 	pumped   chan struct{}
 	pumpID   atomic.Uint64 // the goroutine id of the pump, set before it runs anything else
+	// rejected counts the values its From functions rejected.
+	rejected tally
 }
 
 // name returns the subscription's Name.
@@ -197,6 +204,7 @@ loop:
 		if room := min(cap(s.ch)-len(s.ch), pumpBatch); room > 0 {
 			sent, off, err := fd.sendBatch(nil, s.ch, room, unsent)
 			if sent > 0 {
+				s.sent.add(uint64(sent))
 				fd.commit(off)
 			}
 			if err != nil {
@@ -214,6 +222,7 @@ loop:
 		}
 		select {
 		case s.ch <- v:
+			s.sent.add(1)
 			fd.commit(off)
 		case <-quit:
 			unsent(v)
@@ -273,7 +282,7 @@ func (s *sub[T]) tabFor(t reflect.Type) unsafe.Pointer { return tabOf[T](t) }
 
 // deliver offers v, a publication of type T, to a subscription that is not
 // plain; the caller is outside the guard.
-func (s *sub[T]) deliver(g *guard, v T) { s.offer(g, v, nil) }
+func (s *sub[T]) deliver(g *guard, v T, pub *tally) { s.offerTo(g, s.ch, v, nil, pub) }
 
 // deliverBoxed offers x, which the route matched against T, an interface
 // type; the caller is outside the guard. Routes call it only for a
@@ -290,11 +299,11 @@ func (s *sub[T]) deliverBoxed(g *guard, x any, tab unsafe.Pointer) {
 // outlet returns a plain subscription's channel and loss counter (for an
 // interface type T, to be sent to by boxedOut.send), nil for one that is
 // slow.
-func (s *sub[T]) outlet() (unsafe.Pointer, *lossCounter) {
+func (s *sub[T]) outlet() (unsafe.Pointer, *lossCounter, *tally) {
 	if s.slow() {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return *(*unsafe.Pointer)(unsafe.Pointer(&s.ch)), &s.lost
+	return *(*unsafe.Pointer)(unsafe.Pointer(&s.ch)), &s.lost, &s.sent
 }
 
 // maxEvictions bounds the attempts of a drop-oldest publication: evicting a
@@ -307,16 +316,22 @@ const maxEvictions = 4
 // losses to OnLoss once outside the guard, or, if later is not nil, keeps
 // them there for the caller to report.
 func (s *sub[T]) offer(g *guard, v T, later *lossBuffer[T]) {
-	s.offerTo(g, s.ch, v, later)
+	s.offerTo(g, s.ch, v, later, nil)
 }
 
-// offerTo is offer into ch, the subscription's channel or its re-drive queue.
-func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
+// offerTo is offer into ch, the subscription's channel or its re-drive
+// queue; it counts the publication on pub in its first guard section, if
+// pub is not nil (see typedSource).
+func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T], pub *tally) {
 	for attempt := 0; ; attempt++ {
 		// Losses are counted inside the guard, so that once a cancel
 		// returns the subscription's counts are final (see Broker.Watch);
 		// reported to OnLoss outside it.
 		c := g.enter()
+		if pub != nil {
+			pub.addIn(c)
+			pub = nil
+		}
 		if s.dead.Load() {
 			sealed := s.sealed.Load()
 			if sealed {
@@ -330,6 +345,7 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T]) {
 		}
 		select {
 		case ch <- v:
+			s.sent.addIn(c)
 			g.exit(c)
 			return
 		default:
@@ -425,14 +441,20 @@ func (s *sub[T]) stats() SubscriptionStats {
 		Capacity: cap(s.ch),
 		Queued:   len(s.ch),
 		Lost:     s.lost.load(),
+		Sent:     s.sent.load(),
 		Made:     madeAt(s.made),
 	}
+	var unsent uint64 // what Shutdown left unread by a handler follower: Discarded, never sent
 	if s.opt != nil {
+		st.Rejected = s.opt.rejected.load()
 		if rd := s.opt.redrive; rd != nil {
 			st.Capacity += cap(rd)
 			st.Queued += len(rd)
 		}
 		if fd := s.opt.feed; fd != nil {
+			if s.opt.pumped == nil {
+				st.Sent = fd.taken() // what it read; a pump counts what it sent
+			}
 			st.Follower = fd.followerStats()
 			if s.opt.pumped == nil {
 				st.Queued = int(min(st.Follower.Lag, 1<<31-1)) // the log is its queue
@@ -452,11 +474,14 @@ func (s *sub[T]) stats() SubscriptionStats {
 				st.Lost.Skipped += skipped
 				if s.opt.handler != nil {
 					st.Lost.Discarded += unread
+					unsent = unread
 				} else {
 					st.Lost.Closed += unread
 				}
 			}
 		}
 	}
+	l := st.Lost
+	st.Matched = st.Sent + st.Rejected + l.Full + l.Failed + l.Closed + l.Skipped + unsent
 	return st
 }

@@ -874,6 +874,19 @@ func (h *fuzzHarness) check() {
 		}
 	}
 
+	// Every publication some subscription matched counts once for its
+	// static type; a type routed once lists none since.
+	wantPub := h.ref.Published()
+	for _, tp := range h.b.Topics() {
+		if tp.Published != wantPub[tp.Type] {
+			h.failf("Topics: %s published %d, want %d", tp.Type, tp.Published, wantPub[tp.Type])
+		}
+		delete(wantPub, tp.Type)
+	}
+	for typ, n := range wantPub {
+		h.failf("Topics: %s (published %d) is missing", typ, n)
+	}
+
 	got := h.b.Subscriptions()
 	if !slices.IsSortedFunc(got, refCompareStats) {
 		h.failf("Subscriptions are not ordered by type, then name:\n\t%s", strings.Join(fuzzShowStats(got), "\n\t"))
@@ -924,6 +937,9 @@ func fuzzCompareStats(x, y topic.SubscriptionStats) int {
 		cmp.Compare(x.Lost.Errored, y.Lost.Errored),
 		cmp.Compare(x.Lost.Discarded, y.Lost.Discarded),
 		cmp.Compare(x.Lost.Closed, y.Lost.Closed),
+		cmp.Compare(x.Sent, y.Sent),
+		cmp.Compare(x.Rejected, y.Rejected),
+		cmp.Compare(x.Matched, y.Matched),
 	)
 }
 
@@ -960,8 +976,8 @@ func fuzzShowLosses(ls []refLoss) string {
 func fuzzShowStats(stats []topic.SubscriptionStats) []string {
 	s := make([]string, len(stats))
 	for i, st := range stats {
-		s[i] = fmt.Sprintf("%v %q %v capacity %d queued %d lost %+v",
-			st.Type, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost)
+		s[i] = fmt.Sprintf("%v %q %v capacity %d queued %d lost %+v sent %d rejected %d matched %d",
+			st.Type, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost, st.Sent, st.Rejected, st.Matched)
 		if st.Handler != nil {
 			s[i] += fmt.Sprintf(" handler %+v", *st.Handler) // never for a channel subscription
 		}

@@ -3,6 +3,7 @@ package reference_test
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -27,6 +28,9 @@ type refBroker struct {
 	shut bool      // set by Shutdown once it has drained; guarded by mu
 	// draining is set while Shutdown drains the handlers; guarded by mu.
 	draining bool
+	// published counts, by static type, the publications that some
+	// subscription matched; guarded by mu.
+	published map[reflect.Type]uint64
 }
 
 // refSub is one subscription of a refBroker.
@@ -38,6 +42,9 @@ type refSub struct {
 	onLoss   func(refLoss) // nil for none; never changes
 	queue    []any         // accepted and not yet received, oldest first; guarded by refBroker.mu
 	lost     topic.Lost    // guarded by refBroker.mu
+	// sent counts the values queued, rejected those its From functions
+	// filtered; guarded by refBroker.mu.
+	sent, rejected uint64
 	closed   bool          // set once by Cancel or Shutdown; guarded by refBroker.mu
 	// handler is set for a handler, whose queue only Shutdown drains.
 	handler *refHandler
@@ -231,11 +238,13 @@ func (r *refBroker) Publish(static reflect.Type, v any) []refDecision {
 	}
 
 	r.mu.Lock()
+	matched := false
 	for _, s := range r.subs {
 		for i, src := range s.sources {
 			if !refMatches(src.typ, static, v) {
 				continue
 			}
+			matched = true
 			if r.shut {
 				// Closed by Shutdown: counted, its From function not called.
 				l := refLoss{Cause: topic.Closed, Value: v}
@@ -264,18 +273,26 @@ func (r *refBroker) Publish(static reflect.Type, v any) []refDecision {
 			}
 			switch {
 			case !ok:
-				// Filtered: not a loss.
+				s.rejected++ // filtered: not a loss
 			case len(s.queue) < s.capacity:
 				s.queue = append(s.queue, out)
+				s.sent++
 			case s.policy == topic.DropOldest && s.capacity > 0:
 				old := s.queue[0]
 				s.queue = append(s.queue[1:], out)
+				s.sent++
 				lose(s, refLoss{Cause: topic.Evicted, Value: old})
 			default:
 				lose(s, refLoss{Cause: topic.Full, Value: out})
 			}
 			break // the first matching source decides
 		}
+	}
+	if matched {
+		if r.published == nil {
+			r.published = make(map[reflect.Type]uint64)
+		}
+		r.published[static]++
 	}
 	r.mu.Unlock()
 
@@ -352,6 +369,9 @@ func (r *refBroker) Subscriptions() []topic.SubscriptionStats {
 			Capacity: s.capacity,
 			Queued:   len(s.queue),
 			Lost:     s.lost,
+			Sent:     s.sent,
+			Rejected: s.rejected,
+			Matched:  s.sent + s.rejected + s.lost.Full + s.lost.Failed + s.lost.Closed,
 		}
 		if h := s.handler; h != nil {
 			st.Handler = &topic.HandlerStats{Accepted: h.accepted, Handled: h.handled}
@@ -360,6 +380,14 @@ func (r *refBroker) Subscriptions() []topic.SubscriptionStats {
 	}
 	slices.SortStableFunc(out, refCompareStats)
 	return out
+}
+
+// Published returns how many publications of each static type some
+// subscription matched, the types none matched left out.
+func (r *refBroker) Published() map[reflect.Type]uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.published)
 }
 
 // refCompareStats orders snapshot entries as Broker.Subscriptions documents:
@@ -480,30 +508,32 @@ func TestReferenceCountsLossesAsDocumented(t *testing.T) {
 		values   []any
 		lost     topic.Lost
 		losses   []refLoss
+		// sent and rejected; every subscription matched the 4 publications
+		sent, rejected uint64
 	}{
 		{"oldest", oldest, intT, dropOld, 2, []any{3, 4}, topic.Lost{Evicted: 2}, []refLoss{
 			{Cause: topic.Evicted, Value: 1},
 			{Cause: topic.Evicted, Value: 2},
-		}},
+		}, 4, 0},
 		{"newest", newest, intT, dropNew, 2, []any{1, 2}, topic.Lost{Full: 2}, []refLoss{
 			{Cause: topic.Full, Value: 3},
 			{Cause: topic.Full, Value: 4},
-		}},
-		{"latest", latest, intT, dropOld, 1, []any{4}, topic.Lost{Evicted: 3}, nil},
-		{"unbuffered", unbuffered, intT, dropOld, 0, nil, topic.Lost{Full: 4}, nil},
+		}, 2, 0},
+		{"latest", latest, intT, dropOld, 1, []any{4}, topic.Lost{Evicted: 3}, nil, 4, 0},
+		{"unbuffered", unbuffered, intT, dropOld, 0, nil, topic.Lost{Full: 4}, nil, 0, 0},
 		{"failing", failing, countT, dropNew, 8, []any{uCount(1), uCount(4)}, topic.Lost{Failed: 1}, []refLoss{
 			{Cause: topic.Failed, Value: uCount(0), Source: 2, Panic: "two"},
-		}},
+		}, 2, 1},
 		{"full failing", fullFailing, countT, dropOld, 1, []any{uCount(4)}, topic.Lost{Evicted: 1, Failed: 1}, []refLoss{
 			{Cause: topic.Failed, Value: uCount(0), Source: 2, Panic: "two"},
 			{Cause: topic.Evicted, Value: uCount(1)},
-		}},
+		}, 2, 1},
 		{"errs", errs, errorT, dropNew, 1, nil, topic.Lost{Failed: 4}, []refLoss{
 			{Cause: topic.Failed, Value: nil, Source: 1, Panic: uCode(1)},
 			{Cause: topic.Failed, Value: nil, Source: 2, Panic: uCode(2)},
 			{Cause: topic.Failed, Value: nil, Source: 3, Panic: uCode(3)},
 			{Cause: topic.Failed, Value: nil, Source: 4, Panic: uCode(4)},
-		}},
+		}, 0, 0},
 	}
 	if len(hooks["lost"]) != 0 || len(hooks["ignored"]) != 0 {
 		t.Errorf("replaced OnLoss functions were called: %v", hooks)
@@ -522,7 +552,8 @@ func TestReferenceCountsLossesAsDocumented(t *testing.T) {
 			continue
 		}
 		wantStats := topic.SubscriptionStats{Type: w.typ, Name: w.name,
-			Policy: w.policy, Capacity: w.capacity, Queued: len(w.values), Lost: w.lost}
+			Policy: w.policy, Capacity: w.capacity, Queued: len(w.values), Lost: w.lost,
+			Sent: w.sent, Rejected: w.rejected, Matched: 4}
 		if st := stats[i]; st != wantStats {
 			t.Errorf("%s: got %+v, want %+v", w.name, st, wantStats)
 		}
