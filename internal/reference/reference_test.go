@@ -45,7 +45,7 @@ type refSub struct {
 	// sent counts the values queued, rejected those its From functions
 	// filtered; guarded by refBroker.mu.
 	sent, rejected uint64
-	closed   bool          // set once by Cancel or Shutdown; guarded by refBroker.mu
+	closed         bool // set once by Cancel or Shutdown; guarded by refBroker.mu
 	// handler is set for a handler, whose queue only Shutdown drains.
 	handler *refHandler
 	// offered lists, while Shutdown drains the handlers, the values that
