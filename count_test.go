@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -77,9 +79,8 @@ func TestMatchedIsSentRejectedAndLost(t *testing.T) {
 		t.Errorf("LossRatio of full = %v, want %v", r, float64(n-3)/n)
 	}
 	// string is routed (a From source's subscription) and never published.
-	topics := b.Topics()
-	if fmt.Sprint(topics) != fmt.Sprintf("[{int %d false} {string 0 false} {topic_test.stringer %d false}]", n, n) {
-		t.Errorf("Topics() = %v, want int and topic_test.stringer, each published %d times, string none", topics, n)
+	if got, want := published(b.Topics()), fmt.Sprintf("int %d, string 0, topic_test.stringer %d", n, n); got != want {
+		t.Errorf("Topics() = %s, want %s", got, want)
 	}
 }
 
@@ -209,8 +210,7 @@ func TestCountsHoldUnderParallelPublishers(t *testing.T) {
 			t.Errorf("%s: matched %d (sent %d, rejected %d, lost %+v), want %d", st.Name, st.Matched, st.Sent, st.Rejected, st.Lost, want)
 		}
 	}
-	want := fmt.Sprintf("[{int %d false} {string 0 false} {uint %d false}]", n, n/2)
-	if got := fmt.Sprint(b.Topics()); got != want {
+	if got, want := published(b.Topics()), fmt.Sprintf("int %d, string 0, uint %d", n, n/2); got != want {
 		t.Errorf("Topics() = %s, want %s", got, want)
 	}
 }
@@ -258,6 +258,64 @@ func TestPublicationsAfterShutdownAreCounted(t *testing.T) {
 	}
 	if tp := b.Topics(); len(tp) != 1 || tp[0].Published != 3 {
 		t.Errorf("Topics() = %v, want int published 3", tp)
+	}
+}
+
+// published prints the types of topics with their counts.
+func published(topics []topic.TopicStats) string {
+	var s []string
+	for _, tp := range topics {
+		s = append(s, fmt.Sprint(tp.Type, " ", tp.Published))
+	}
+	return strings.Join(s, ", ")
+}
+
+// Topics says which subscriptions each type reaches, and through which of
+// their sources: their own type, an interface, a From function.
+func TestTopicsSayWhoConsumesWhat(t *testing.T) {
+	t.Parallel()
+	var b topic.Broker
+	_, c1 := b.Subscribe(topic.Name[int]("ints"))
+	defer c1()
+	_, c2 := b.Subscribe(topic.Name[fmt.Stringer]("stringers"))
+	defer c2()
+	_, c3 := b.Subscribe(topic.Name[string]("texts"), topic.From(func(s stringer) (string, bool) { return s.String(), true }))
+	defer c3()
+	_, c4 := b.Subscribe(topic.Name[any]("all"))
+	defer c4()
+	b.Publish(stringer(1)) // routes stringer
+	b.Publish[fmt.Stringer](stringer(2))
+	var got []string
+	for _, tp := range b.Topics() {
+		for _, r := range tp.Reaches {
+			if !strings.HasPrefix(r.Made, "github.com/seedaa7df82c/topic_test/count_test.go:") {
+				t.Errorf("%s reaches %s %q made at %q", tp.Type, r.Type, r.Name, r.Made)
+			}
+			got = append(got, fmt.Sprintf("%s -> %s via %s from=%v", tp.Type, r.Name, r.Via, r.From))
+		}
+	}
+	want := []string{
+		"fmt.Stringer -> stringers via fmt.Stringer from=false",
+		"fmt.Stringer -> all via interface {} from=false",
+		"int -> ints via int from=false",
+		"int -> all via interface {} from=false",
+		"string -> all via interface {} from=false",
+		"string -> texts via string from=false",
+		"topic_test.stringer -> stringers via fmt.Stringer from=false",
+		"topic_test.stringer -> all via interface {} from=false",
+		"topic_test.stringer -> texts via topic_test.stringer from=true",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Topics reaches:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	cancelAll := []func(){c1, c2, c3, c4}
+	for _, c := range cancelAll {
+		c()
+	}
+	for _, tp := range b.Topics() {
+		if len(tp.Reaches) != 0 {
+			t.Errorf("after every cancel, %s reaches %v", tp.Type, tp.Reaches)
+		}
 	}
 }
 

@@ -444,5 +444,29 @@ func ExampleTopicStats_MarshalJSON() {
 	out, _ := json.Marshal(b.Topics())
 	fmt.Println(string(out))
 	// Output:
-	// [{"type":"string","published":1,"retained":true}]
+	// [{"type":"string","published":1,"retained":true,"reaches":[]}]
+}
+
+// Reaches says who consumes what is published: each subscription a type's
+// publications reach, and through which of its sources.
+func ExampleReach() {
+	type Order struct{ ID int }
+	var b topic.Broker
+	_, c1 := b.Subscribe(topic.Name[Order]("billing"))
+	defer c1()
+	_, c2 := b.Subscribe(topic.Name[string]("audit"), topic.From(func(o Order) (string, bool) { return fmt.Sprint(o.ID), true }))
+	defer c2()
+	_, c3 := b.Subscribe(topic.Name[any]("everything"))
+	defer c3()
+	for _, tp := range b.Topics() {
+		for _, r := range tp.Reaches {
+			fmt.Printf("%v -> %s (%v), via %v, From %v\n", tp.Type, r.Name, r.Type, r.Via, r.From)
+		}
+	}
+	// Output:
+	// string -> everything (interface {}), via interface {}, From false
+	// string -> audit (string), via string, From false
+	// topic_test.Order -> everything (interface {}), via interface {}, From false
+	// topic_test.Order -> audit (string), via topic_test.Order, From true
+	// topic_test.Order -> billing (topic_test.Order), via topic_test.Order, From false
 }

@@ -149,6 +149,9 @@ type editor interface {
 	eachLocked(e *entry, f func(subscriber))
 	// static returns the static type of the entries: the topic.
 	static() reflect.Type
+	// eachSourceLocked calls f with every source on e's route, the one
+	// Shutdown closed for a closed sink.
+	eachSourceLocked(e *entry, f func(source))
 	// aloneLocked returns the publications the plain subscriptions on e's
 	// route counted as fullAlone.
 	aloneLocked(e *entry) uint64
@@ -454,6 +457,28 @@ func (ed editorOf[T]) countSealed(g *guard, e *entry, v any) {
 }
 
 func (editorOf[T]) static() reflect.Type { return reflect.TypeFor[T]() }
+
+func (ed editorOf[T]) eachSourceLocked(e *entry, f func(source)) {
+	r := ed.load(e)
+	if r == nil {
+		return
+	}
+	unwrap := func(src source) source {
+		if c, ok := src.(interface{ closedSource() source }); ok {
+			return c.closedSource()
+		}
+		return src
+	}
+	for _, o := range live(r.direct) {
+		f(o.sub)
+	}
+	for _, t := range r.typed {
+		f(unwrap(t))
+	}
+	for _, t := range slices.Concat(r.boxed, r.boxedSlow) {
+		f(unwrap(t.boxedSource))
+	}
+}
 
 func (ed editorOf[T]) aloneLocked(e *entry) uint64 {
 	var n uint64

@@ -539,6 +539,9 @@ func newClosedSink[T any](src source) closedSink[T] {
 
 func (s closedSink[T]) slow() bool { return true }
 
+// closedSource returns the source s stands for.
+func (s closedSink[T]) closedSource() source { return s.source }
+
 func (s closedSink[T]) deliver(g *guard, v T, pub *tally) {
 	if pub != nil {
 		pub.add(1)

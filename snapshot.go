@@ -66,6 +66,7 @@ func (st SubscriptionStats) MarshalJSON() ([]byte, error) {
 	if st.Type != nil {
 		typ = st.Type.String()
 	}
+
 	return json.Marshal(struct {
 		Type     string         `json:"type"`
 		Name     string         `json:"name"`
@@ -102,21 +103,55 @@ type TopicStats struct {
 	Published uint64
 	// Retained says whether the type is retained (see Broker.Retain).
 	Retained bool
+	// Reaches lists the subscriptions its publications reach now, ordered
+	// by type (as printed), then name: who consumes what is published.
+	Reaches []Reach
 }
 
-// MarshalJSON encodes st with the type as printed.
+// A Reach is a subscription that a type's publications reach, and how.
+type Reach struct {
+	Type reflect.Type // the subscription's type, T of Subscribe[T]
+	Name string       // as given by the Name option, or empty
+	Made string       // where it was made (see SubscriptionStats.Made)
+	// Via is the type of the subscription's source that takes the
+	// publications: its own Type, an interface type that the published
+	// type implements, or a From function's argument type.
+	Via reflect.Type
+	// From says a From function takes them: it converts them to Type, and
+	// may reject them.
+	From bool
+}
+
+// MarshalJSON encodes st with the types as printed.
 //
-//	{"type":"main.Order","published":40,"retained":false}
+//	{"type":"main.Order","published":40,"retained":false,
+//	 "reaches":[{"type":"main.Order","name":"billing","made":"example.com/shop/billing.go:42","via":"main.Order","from":false}]}
 func (st TopicStats) MarshalJSON() ([]byte, error) {
-	typ := ""
-	if st.Type != nil {
-		typ = st.Type.String()
+	type reach struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+		Made string `json:"made,omitempty"`
+		Via  string `json:"via"`
+		From bool   `json:"from"`
+	}
+	reaches := make([]reach, len(st.Reaches))
+	for i, r := range st.Reaches {
+		reaches[i] = reach{typeName(r.Type), r.Name, r.Made, typeName(r.Via), r.From}
 	}
 	return json.Marshal(struct {
-		Type      string `json:"type"`
-		Published uint64 `json:"published"`
-		Retained  bool   `json:"retained"`
-	}{typ, st.Published, st.Retained})
+		Type      string  `json:"type"`
+		Published uint64  `json:"published"`
+		Retained  bool    `json:"retained"`
+		Reaches   []reach `json:"reaches"`
+	}{typeName(st.Type), st.Published, st.Retained, reaches})
+}
+
+// typeName is t as printed, "" for nil.
+func typeName(t reflect.Type) string {
+	if t == nil {
+		return ""
+	}
+	return t.String()
 }
 
 // Topics returns the count of publications of every type the broker has
@@ -136,8 +171,19 @@ func (st TopicStats) MarshalJSON() ([]byte, error) {
 // (BenchmarkPublishFilterRejecting: about 5 ns). Each subscription holds
 // its counters, about 350 bytes (BenchmarkSubscriptionMemory).
 func (b *Broker) Topics() []TopicStats {
+	type reached struct {
+		st  *TopicStats
+		s   subscriber
+		via reflect.Type
+	}
+	type madeReach struct {
+		Reach
+		pc uintptr
+	}
 	b.mu.Lock()
 	byType := make(map[reflect.Type]*TopicStats)
+	reaches := make(map[*TopicStats][]madeReach)
+	seen := make(map[reached]bool)
 	var out []*TopicStats
 	for _, e := range b.all {
 		if c := e.log.Load(); e.iface || c != nil && c.rec == e && e.published.load() == 0 {
@@ -151,6 +197,16 @@ func (b *Broker) Topics() []TopicStats {
 			out = append(out, st)
 		}
 		st.Published += e.published.load() + e.retired + e.edit.aloneLocked(e)
+		e.edit.eachSourceLocked(e, func(src source) {
+			s := src.owner()
+			if k := (reached{st, s, src.typ()}); seen[k] {
+				return // an interface type's subscription, on the route of another dynamic type
+			} else {
+				seen[k] = true
+			}
+			typ, name, pc := s.ident()
+			reaches[st] = append(reaches[st], madeReach{Reach{Type: typ, Name: name, Via: src.typ(), From: any(src) != any(s)}, pc})
+		})
 		if c := e.log.Load(); c != nil && c.rec != e { // the entry of T, not of Record[T]
 			st.Published += c.mu.tail()
 			st.Retained = true
@@ -160,6 +216,13 @@ func (b *Broker) Topics() []TopicStats {
 	res := make([]TopicStats, len(out))
 	for i, st := range out {
 		res[i] = *st
+		for _, r := range reaches[st] {
+			r.Made = madeAt(r.pc) // without the lock: it may resolve a place
+			res[i].Reaches = append(res[i].Reaches, r.Reach)
+		}
+		slices.SortStableFunc(res[i].Reaches, func(x, y Reach) int {
+			return cmp.Or(cmp.Compare(x.Type.String(), y.Type.String()), cmp.Compare(x.Name, y.Name))
+		})
 	}
 	slices.SortFunc(res, func(x, y TopicStats) int { return cmp.Compare(x.Type.String(), y.Type.String()) })
 	return res

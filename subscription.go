@@ -11,6 +11,9 @@ type subscriber interface {
 	sources() []source // From sources in order, then the own type
 	isWild() bool      // some source is an interface type
 	stats() SubscriptionStats
+	// ident returns its type, its name and where it was made (see madeAt),
+	// cheaply, with Broker.mu held.
+	ident() (reflect.Type, string, uintptr)
 	cancelLocked()
 	isDead() bool // cancelled, or closed by Shutdown
 	// settled reports whether its counts are final: it is dead, and its
@@ -88,6 +91,10 @@ type subOptions[T any] struct {
 	pumpID   atomic.Uint64 // the goroutine id of the pump, set before it runs anything else
 	// rejected counts the values its From functions rejected.
 	rejected tally
+}
+
+func (s *sub[T]) ident() (reflect.Type, string, uintptr) {
+	return reflect.TypeFor[T](), s.name(), s.made
 }
 
 // name returns the subscription's Name.

@@ -15,6 +15,7 @@ type Incident struct {
 	Type         reflect.Type // the subscription's type, T of Subscribe[T]
 	Name         string       // as given by the Name option, or empty
 	Lost         Lost         // the values it lost in the interval, by cause (Skipped included)
+	Matched      uint64       // what reached it in the interval (see SubscriptionStats.Matched): Lost is a share of it
 	Retried      uint64       // the retries its handler made in the interval
 	DeadLettered uint64       // the values its handler dead-lettered in the interval
 	// Ended says the subscription ended (was cancelled, stopped or closed
@@ -36,7 +37,7 @@ func (i Incident) Lossy() bool { return i.Lost.Total() > 0 || i.DeadLettered > 0
 // that are not zero and where the subscription was made, so that log/slog
 // writes it as one readable line:
 //
-//	level=WARN msg="topic: values lost" incident.type=main.Order incident.name=billing incident.full=1523 incident.made=example.com/shop/billing.go:42
+//	level=WARN msg="topic: values lost" incident.type=main.Order incident.name=billing incident.full=1523 incident.matched=40210 incident.made=example.com/shop/billing.go:42
 func (i Incident) LogValue() slog.Value {
 	typ := ""
 	if i.Type != nil {
@@ -51,6 +52,9 @@ func (i Incident) LogValue() slog.Value {
 		if n := i.Lost.Of(c); n > 0 {
 			attrs = append(attrs, slog.Uint64(c.String(), n))
 		}
+	}
+	if i.Matched > 0 {
+		attrs = append(attrs, slog.Uint64("matched", i.Matched))
 	}
 	if i.Retried > 0 {
 		attrs = append(attrs, slog.Uint64("retried", i.Retried))
@@ -157,6 +161,7 @@ type watch struct {
 // has had an incident.
 type watched struct {
 	lost                  Lost
+	matched               uint64
 	retried, deadLettered uint64
 	reported              bool
 }
@@ -253,7 +258,7 @@ func (w *watch) scan(first, final bool) int {
 			carry = append(carry, s)
 		}
 		st := s.stats()
-		cur := watched{lost: st.Lost}
+		cur := watched{lost: st.Lost, matched: st.Matched}
 		if st.Handler != nil {
 			cur.retried, cur.deadLettered = st.Handler.Retried, st.Handler.DeadLettered
 		}
@@ -273,7 +278,7 @@ func (w *watch) scan(first, final bool) int {
 			prev = watched{}
 		}
 		i := Incident{Type: st.Type, Name: st.Name, Made: st.Made, Lost: cur.lost.minus(prev.lost),
-			Retried: cur.retried - prev.retried, DeadLettered: cur.deadLettered - prev.deadLettered, Ended: ended}
+			Matched: cur.matched - min(prev.matched, cur.matched), Retried: cur.retried - prev.retried, DeadLettered: cur.deadLettered - prev.deadLettered, Ended: ended}
 		if i.Lost.Total() > 0 || i.Retried > 0 || i.DeadLettered > 0 || ended && prev.reported {
 			items = append(items, item{st.Type.String(), i})
 			if !ended {

@@ -104,8 +104,8 @@ func TestWatchReportsEveryLossOnceAnInterval(t *testing.T) {
 		time.Sleep(time.Second)
 		synctest.Wait()
 		want := []topic.Incident{
-			{Type: reflect.TypeFor[wEarly](), Name: "early", Lost: topic.Lost{Full: 1}},
-			{Type: reflect.TypeFor[wSlow](), Name: "slow", Lost: topic.Lost{Evicted: 100_000}},
+			{Type: reflect.TypeFor[wEarly](), Name: "early", Lost: topic.Lost{Full: 1}, Matched: 1}, // the one since Watch
+			{Type: reflect.TypeFor[wSlow](), Name: "slow", Lost: topic.Lost{Evicted: 100_000}, Matched: 100_002},
 		}
 		if is := counts(got.take()); !reflect.DeepEqual(is, want) {
 			t.Fatalf("first interval:\n got %+v\nwant %+v", is, want)
@@ -150,8 +150,8 @@ func TestWatchReportsRetriesDeadLettersAndEndedSubscriptions(t *testing.T) {
 		time.Sleep(time.Second)
 		synctest.Wait()
 		want := []topic.Incident{
-			{Type: reflect.TypeFor[wGone](), Name: "gone", Lost: topic.Lost{Full: 2}, Ended: true},
-			{Type: reflect.TypeFor[wJob](), Name: "jobs", Retried: 4, DeadLettered: 2},
+			{Type: reflect.TypeFor[wGone](), Name: "gone", Lost: topic.Lost{Full: 2}, Matched: 2, Ended: true},
+			{Type: reflect.TypeFor[wJob](), Name: "jobs", Matched: 2, Retried: 4, DeadLettered: 2},
 		}
 		if is := counts(got.take()); !reflect.DeepEqual(is, want) {
 			t.Fatalf("got  %+v\nwant %+v", is, want)
@@ -176,7 +176,7 @@ func TestWatchEndsAfterShutdownWithTheFinalCounts(t *testing.T) {
 		}
 		stop() // waits for the final scan
 		stop()
-		want := []topic.Incident{{Type: reflect.TypeFor[wSlow](), Name: "slow", Lost: topic.Lost{Full: 2}, Ended: true}}
+		want := []topic.Incident{{Type: reflect.TypeFor[wSlow](), Name: "slow", Lost: topic.Lost{Full: 2}, Matched: 3, Ended: true}}
 		if is := counts(got.take()); !reflect.DeepEqual(is, want) {
 			t.Fatalf("got  %+v\nwant %+v", is, want)
 		}
@@ -883,8 +883,8 @@ func ExampleBroker_Watch() {
 	}
 	stop() // reports what was not reported yet, then returns
 	// Output:
-	// level=INFO msg="topic: values retried" incident.type=topic_test.Mail incident.name=mailer incident.retried=1 incident.made=github.com/seedaa7df82c/topic_test/watch_test.go:872
-	// level=WARN msg="topic: values lost" incident.type=topic_test.Order incident.name=billing incident.full=3 incident.made=github.com/seedaa7df82c/topic_test/watch_test.go:866
+	// level=INFO msg="topic: values retried" incident.type=topic_test.Mail incident.name=mailer incident.matched=1 incident.retried=1 incident.made=github.com/seedaa7df82c/topic_test/watch_test.go:872
+	// level=WARN msg="topic: values lost" incident.type=topic_test.Order incident.name=billing incident.full=3 incident.matched=5 incident.made=github.com/seedaa7df82c/topic_test/watch_test.go:866
 }
 
 // Lossy tells a loss (or a dead letter) from a retry that succeeded.
