@@ -2,10 +2,13 @@ package topicdebug_test
 
 import (
 	"context"
+	"encoding/json"
 	"expvar"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"time"
 
 	"github.com/seedaa7df82c/topic"
 	"github.com/seedaa7df82c/topic/topicdebug"
@@ -36,7 +39,7 @@ func ExampleVar() {
 	brokers.Set("orders", topicdebug.Var(&b))
 	fmt.Println(brokers)
 	// Output:
-	// {"orders": {"subscriptions":[],"lost":{"full":0,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"logs":[],"shutdown":false}}
+	// {"orders": {"subscriptions":[],"lost":{"full":0,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"topics":[],"logs":[],"shutdown":false}}
 }
 
 // Take is the snapshot itself, for a program's own report.
@@ -90,5 +93,30 @@ func ExampleHandler() {
 	// Output:
 	// /debug/topic/ 200 text/html; charset=utf-8
 	// /debug/topic/snapshot.json 200 application/json
-	// {"subscriptions":[{"type":"int","name":"ticks","policy":"drop-newest","capacity":1,"queued":1,"lost":{"full":1,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"made":"github.com/seedaa7df82c/topic/topicdebug_test/example_test.go:75"}],"lost":{"full":1,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"logs":[],"shutdown":false}
+	// {"subscriptions":[{"type":"int","name":"ticks","policy":"drop-newest","capacity":1,"queued":1,"lost":{"full":1,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"sent":1,"rejected":0,"matched":2,"made":"github.com/seedaa7df82c/topic/topicdebug_test/example_test.go:78"}],"lost":{"full":1,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"topics":[{"type":"int","published":2,"retained":false,"reaches":[{"type":"int","name":"ticks","made":"github.com/seedaa7df82c/topic/topicdebug_test/example_test.go:78","via":"int","from":false}]}],"logs":[],"shutdown":false}
+}
+
+// An Incident is one of the last incidents a Handler keeps for its page:
+// what a subscription lost in one interval of the broker's Watch, out of
+// what reached it then, and when.
+func ExampleIncident() {
+	i := topicdebug.Incident{
+		At:       time.Date(2026, 12, 6, 10, 0, 1, 0, time.UTC),
+		Incident: topic.Incident{Name: "billing", Lost: topic.Lost{Full: 30}, Matched: 40},
+	}
+	fmt.Printf("%s %s lost %d of %d\n", i.At.Format(time.TimeOnly), i.Name, i.Lost.Total(), i.Matched)
+	// Output:
+	// 10:00:01 billing lost 30 of 40
+}
+
+func ExampleIncident_MarshalJSON() {
+	i := topicdebug.Incident{
+		At: time.Date(2026, 12, 6, 10, 0, 1, 0, time.UTC),
+		Incident: topic.Incident{Type: reflect.TypeFor[int](), Name: "ticks",
+			Lost: topic.Lost{Full: 30}, Matched: 40, Made: "example.com/shop/ticks.go:12"},
+	}
+	out, _ := json.Marshal(i)
+	fmt.Println(string(out))
+	// Output:
+	// {"at":"2026-12-06T10:00:01Z","type":"int","name":"ticks","lost":{"full":30,"evicted":0,"failed":0,"errored":0,"discarded":0,"closed":0,"skipped":0},"matched":40,"retried":0,"dead_lettered":0,"ended":false,"made":"example.com/shop/ticks.go:12"}
 }

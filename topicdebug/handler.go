@@ -7,13 +7,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/seedaa7df82c/topic"
 )
 
 // Handler returns an http.Handler that shows b as a page a person reads at
-// a glance: every subscription and handler with its type, name, queue
-// (queued of capacity, as a bar), losses by cause, a handler's counts
+// a glance: every type published, with its count and rate, and the
+// subscriptions it reaches; every subscription and handler with its type,
+// name, queue (queued of capacity, as a bar), what reached it and at what
+// rate, losses by cause and as a share of that, a handler's counts
 // (accepted, handled, retried, dead-lettered), a follower's offset,
 // committed offset and lag, every retained type's log (oldest and next
 // offsets, values kept, its bound), the losses of all of them by cause,
@@ -42,9 +46,12 @@ import (
 // is a plain request any proxy passes. After Shutdown the page says so and
 // goes on showing the counts, which may still move (see Snapshot).
 //
-// Requests are independent: the handler keeps no state, so it may be
-// mounted at several paths or on several muxes at once, and every request
-// takes its own snapshot. A snapshot request whose client has gone (its
+// The page shows the broker's last incidents too, those of a Watch (one
+// interval a second) that Handler starts: the last 50, each lost value
+// with the share of what reached the subscription in its interval. That
+// Watch runs until Shutdown has ended it. Otherwise the handler keeps no
+// state: it may be mounted at several paths or on several muxes at once,
+// and every request takes its own snapshot. A snapshot request whose client has gone (its
 // context is done) gets nothing, and a HEAD request the headers only.
 // Methods other than GET and HEAD get 405 Method Not Allowed.
 //
@@ -55,13 +62,43 @@ func Handler(b *topic.Broker) http.Handler {
 	if b == nil {
 		panic("topicdebug: Handler of a nil broker")
 	}
-	return pageHandler{b}
+	h := &pageHandler{b: b}
+	b.Watch(time.Second, h.keep)
+	return h
 }
 
-// pageHandler is what Handler returns; b never changes.
-type pageHandler struct{ b *topic.Broker }
+// tailSize is how many incidents a Handler keeps.
+const tailSize = 50
 
-func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// pageHandler is what Handler returns; b never changes.
+type pageHandler struct {
+	b    *topic.Broker
+	mu   sync.Mutex
+	tail []Incident // the last incidents, oldest first; guarded by mu
+}
+
+// keep keeps i, the Watch's, among the last incidents.
+func (h *pageHandler) keep(i topic.Incident) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.tail) == tailSize {
+		h.tail = append(h.tail[:0], h.tail[1:]...)
+	}
+	h.tail = append(h.tail, Incident{At: time.Now().UTC().Truncate(time.Millisecond), Incident: i})
+}
+
+// incidents returns the last incidents, newest first.
+func (h *pageHandler) incidents() []Incident {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Incident, len(h.tail))
+	for i, x := range h.tail {
+		out[len(out)-1-i] = x
+	}
+	return out
+}
+
+func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "topicdebug: only GET and HEAD", http.StatusMethodNotAllowed)
@@ -78,7 +115,7 @@ func (h pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h pageHandler) servePage(w http.ResponseWriter) {
+func (h *pageHandler) servePage(w http.ResponseWriter) {
 	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
 	hd.Set("Cache-Control", "no-cache")
@@ -88,7 +125,7 @@ func (h pageHandler) servePage(w http.ResponseWriter) {
 	w.Write([]byte(pageHTML))
 }
 
-func (h pageHandler) serveSnapshot(w http.ResponseWriter, r *http.Request) {
+func (h *pageHandler) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Cache-Control", "no-store")
@@ -99,6 +136,7 @@ func (h pageHandler) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := Take(h.b)
+	s.Incidents = h.incidents()
 	if r.Context().Err() != nil {
 		return
 	}

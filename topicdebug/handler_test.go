@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/seedaa7df82c/topic"
@@ -432,4 +433,61 @@ func TestPublishersRunWhileThePageIsServed(t *testing.T) {
 	}
 	t.Logf("publications during each snapshot: %v", takes)
 	t.Logf("publications during each snapshot request: %v", served)
+}
+
+// The snapshot a Handler serves has the broker's last incidents, newest
+// first, each with what reached its subscription in its interval: the last
+// 50 of them.
+func TestHandlerKeepsTheLastIncidents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		h := topicdebug.Handler(&b) // its Watch ends with Shutdown, below
+		defer b.Shutdown(context.Background())
+		_, cancel := b.Subscribe(topic.Name[int]("slow"), topic.Buffer[int](1))
+		defer cancel()
+		get := func() topicdebug.Snapshot {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/snapshot.json", nil))
+			var s struct {
+				Incidents []struct {
+					At      time.Time  `json:"at"`
+					Name    string     `json:"name"`
+					Lost    topic.Lost `json:"lost"`
+					Matched uint64     `json:"matched"`
+				} `json:"incidents"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &s); err != nil {
+				t.Fatal(err)
+			}
+			var out topicdebug.Snapshot
+			for _, i := range s.Incidents {
+				out.Incidents = append(out.Incidents, topicdebug.Incident{At: i.At,
+					Incident: topic.Incident{Name: i.Name, Lost: i.Lost, Matched: i.Matched}})
+			}
+			return out
+		}
+		if s := get(); len(s.Incidents) != 0 {
+			t.Fatalf("incidents before any loss: %+v", s.Incidents)
+		}
+		for i := range 60 {
+			for j := range i + 2 {
+				b.Publish(j) // all lost but the very first: nobody receives
+			}
+			time.Sleep(time.Second)
+			synctest.Wait()
+		}
+		s := get()
+		if len(s.Incidents) != 50 {
+			t.Fatalf("%d incidents kept, want the last 50", len(s.Incidents))
+		}
+		for k, i := range s.Incidents {
+			n := uint64(61 - k) // newest first: the last interval published 61
+			if i.Name != "slow" || i.Lost.Full != n || i.Matched != n {
+				t.Errorf("incident %d: %s lost %d of %d, want %d of %d", k, i.Name, i.Lost.Full, i.Matched, n, n)
+			}
+			if k > 0 && !i.At.Before(s.Incidents[k-1].At) {
+				t.Errorf("incident %d at %v, not before the one after it at %v", k, i.At, s.Incidents[k-1].At)
+			}
+		}
+	})
 }

@@ -16,19 +16,27 @@
 package topicdebug
 
 import (
+	"encoding/json"
 	"expvar"
+	"time"
 
 	"github.com/seedaa7df82c/topic"
 )
 
 // A Snapshot is what Var and Handler show of a broker: every
 // subscription's stats, as Broker.Subscriptions returns them, the total
-// lost by cause, the log of every retained type, as Broker.Logs returns
-// them, and whether Shutdown has been called.
+// lost by cause, the publications of every type and the subscriptions
+// each reaches, as Broker.Topics returns them, the log of every retained
+// type, as Broker.Logs returns them, and whether Shutdown has been called.
+// A Handler's snapshot has the broker's last incidents too.
 type Snapshot struct {
 	Subscriptions []topic.SubscriptionStats `json:"subscriptions"`
 	Lost          topic.Lost                `json:"lost"`
+	Topics        []topic.TopicStats        `json:"topics"`
 	Logs          []topic.LogStats          `json:"logs"`
+	// Incidents are the last incidents of a Watch that a Handler keeps
+	// (see Handler), newest first; Take leaves it empty.
+	Incidents []Incident `json:"incidents,omitempty"`
 	// Shutdown reports that Broker.Shutdown has been called (Broker.Done
 	// is closed): the drain is under way or over. Once it is over,
 	// Subscriptions holds the subscriptions Shutdown closed and Logs is
@@ -65,7 +73,42 @@ func Take(b *topic.Broker) Snapshot {
 		shut = true
 	default:
 	}
-	return Snapshot{Subscriptions: subs, Lost: lost, Logs: b.Logs(), Shutdown: shut}
+	topics := b.Topics()
+	if topics == nil {
+		topics = []topic.TopicStats{}
+	}
+	return Snapshot{Subscriptions: subs, Lost: lost, Topics: topics, Logs: b.Logs(), Shutdown: shut}
+}
+
+// An Incident is a topic.Incident, as a Handler keeps it: with the time
+// of the interval's end, when its Watch reported it.
+type Incident struct {
+	At time.Time
+	topic.Incident
+}
+
+// MarshalJSON encodes i with readable names: the type as printed, the
+// losses by cause.
+//
+//	{"at":"2026-12-06T10:00:01Z","type":"main.Order","name":"billing",
+//	 "lost":{"full":1523,...},"matched":40210,"retried":0,"dead_lettered":0,
+//	 "ended":false,"made":"example.com/shop/billing.go:42"}
+func (i Incident) MarshalJSON() ([]byte, error) {
+	typ := ""
+	if i.Type != nil {
+		typ = i.Type.String()
+	}
+	return json.Marshal(struct {
+		At           time.Time  `json:"at"`
+		Type         string     `json:"type"`
+		Name         string     `json:"name"`
+		Lost         topic.Lost `json:"lost"`
+		Matched      uint64     `json:"matched"`
+		Retried      uint64     `json:"retried"`
+		DeadLettered uint64     `json:"dead_lettered"`
+		Ended        bool       `json:"ended"`
+		Made         string     `json:"made,omitempty"`
+	}{i.At, typ, i.Name, i.Lost, i.Matched, i.Retried, i.DeadLettered, i.Ended, i.Made})
 }
 
 // Var returns b's state as an expvar.Var: each call of its String takes a

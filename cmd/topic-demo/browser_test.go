@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"image/png"
@@ -80,6 +81,7 @@ func TestDebugPageInBrowser(t *testing.T) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	page := "http://" + ln.Addr().String() + "/debug/topic/"
+	waitIncidents(t, page+"snapshot.json")
 
 	dom := chromium(t, bin, "--virtual-time-budget=5000", "--dump-dom", page+"?every=500ms")
 	doc, err := parseHTML(dom)
@@ -133,6 +135,30 @@ func waitBusy(t *testing.T, b *topic.Broker) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after 30 s the busy broker reads %+v, %+v", b.Subscriptions(), logs)
+		}
+	}
+}
+
+// waitIncidents waits until the page's snapshot has an incident: its
+// handler's Watch reports one a second.
+func waitIncidents(t *testing.T, url string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct{ Incidents []any }
+		err = json.NewDecoder(r.Body).Decode(&s)
+		r.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Incidents) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after 30 s the page's snapshot has no incident")
 		}
 	}
 }
@@ -220,6 +246,74 @@ func checkDOM(t *testing.T, doc *node, dom string) {
 		if n := number(t, tr.field("lost.full").text()); n == 0 {
 			fail("the slow monitor shows no values lost as full")
 		}
+		// What it lost reads as a share of what reached it, which grows.
+		matched := number(t, tr.field("matched").text())
+		if lost := number(t, tr.field("lost").text()); matched <= lost {
+			fail("the slow monitor matched %d and lost %d: matched must count the losses and what it received", matched, lost)
+		}
+		if r := tr.field("loss-ratio"); r == nil || !lossShare.MatchString(r.text()) {
+			fail("the slow monitor shows no share of its losses")
+		}
+		if r := tr.field("rate"); r == nil || rateOf(t, r.text()) < 0 {
+			fail("the slow monitor shows no rate of values matched")
+		}
+	}
+	// Who consumes what: each published type, its rate, the subscriptions
+	// it reaches.
+	topics := map[string]*node{}
+	if table := doc.byID("topics"); table != nil {
+		for _, tr := range table.all("tr") {
+			if typ, ok := tr.attr["data-type"]; ok {
+				topics[typ] = tr
+			}
+		}
+	}
+	moving := 0 // topics with a rate above zero
+	for typ, names := range map[string][]string{
+		"main.Heartbeat":   {"slow monitor"},
+		"main.OrderPlaced": {"accounting", "audit", "fraud check"},
+		"main.Price":       {"price ticker"},
+	} {
+		tr := topics[typ]
+		if tr == nil {
+			fail("the page lists no topic %s (it lists %d)", typ, len(topics))
+			continue
+		}
+		if number(t, tr.field("published").text()) == 0 {
+			fail("the topic %s shows nothing published", typ)
+		}
+		// Between two refreshes a type may publish nothing: a rate of 0.
+		if r := rateOf(t, tr.field("rate").text()); r > 0 {
+			moving++
+		}
+		reached := map[string]bool{}
+		for _, r := range tr.all("span") {
+			if n, ok := r.attr["data-reach"]; ok {
+				reached[n] = true
+			}
+		}
+		for _, n := range names {
+			if !reached[n] {
+				fail("the topic %s does not show that it reaches %q (it shows %v)", typ, n, reached)
+			}
+		}
+	}
+	if moving == 0 {
+		fail("no topic shows a rate above zero: the rates are not computed")
+	}
+	// The last incidents: the slow monitor's, with the share lost.
+	found := false
+	if table := doc.byID("incidents"); table != nil {
+		for _, tr := range table.all("tr") {
+			if tr.attr["data-name"] == "slow monitor" && tr.field("loss-ratio") != nil && lossShare.MatchString(tr.field("loss-ratio").text()) {
+				found = true
+			}
+		}
+	}
+	if !found {
+		fail("the page shows no incident of the slow monitor with the share it lost")
+	}
+	if tr := rows["slow monitor"]; tr != nil {
 		if got := tr.all("td")[0].text(); got != "main.Heartbeat" {
 			fail("the slow monitor's type reads %q", got)
 		}
@@ -251,7 +345,7 @@ func checkDOM(t *testing.T, doc *node, dom string) {
 	if table := doc.byID("logs"); table != nil {
 		logs = table.all("tr")
 	}
-	found := false
+	found = false
 	for _, tr := range logs {
 		if tr.attr["data-type"] == "main.Price" {
 			found = true
@@ -272,6 +366,20 @@ func checkDOM(t *testing.T, doc *node, dom string) {
 	if lost == nil || number(t, lost.field("value").text()) == 0 {
 		fail("the page shows no total of losses")
 	}
+}
+
+// lossShare is how the page prints a share of losses.
+var lossShare = regexp.MustCompile(`^[0-9]+(\.[0-9])?%$`)
+
+// rateOf parses a rate as the page prints it: a count, or one with a
+// decimal.
+func rateOf(t *testing.T, s string) float64 {
+	t.Helper()
+	r, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(s), ",", ""), 64)
+	if err != nil {
+		t.Errorf("%q is not a rate", s)
+	}
+	return r
 }
 
 // number parses a count as the page prints it, with thousands separated by
