@@ -11,26 +11,32 @@
 //
 // # Instruments
 //
-// Each collection calls Broker.Subscriptions once and Broker.Logs once, in
-// one callback, and reports these instruments of the meter named ScopeName
-// (kinds as in package go.opentelemetry.io/otel/metric, each an Int64
-// observable instrument):
+// Each collection calls Broker.Subscriptions, Broker.Topics and Broker.Logs
+// once each, in one callback, and reports these instruments of the meter
+// named ScopeName (kinds as in package go.opentelemetry.io/otel/metric,
+// each an Int64 observable instrument). What the OpenTelemetry semantic
+// conventions for messaging name (version 1.43.0, the meter's schema URL)
+// is reported under their names and attributes; the rest, losses by cause,
+// queues, a handler's outcomes, a follower's and a log's offsets, under
+// the package's:
 //
-//	instrument                   kind           unit            attributes                value
-//	topic.subscription.count     UpDownCounter  {subscription}  type, name                the subscriptions of that type and name
-//	topic.subscription.lost      Counter        {value}         type, name, cause         Lost.Of(cause), for each cause that counted a value
-//	topic.subscription.queued    UpDownCounter  {value}         type, name                Queued: values in the channel or queue, or a follower's lag
-//	topic.subscription.capacity  UpDownCounter  {value}         type, name                Capacity of the channel or queue
-//	topic.handler.accepted       Counter        {value}         type, name                HandlerStats.Accepted: values its goroutine took
-//	topic.handler.handled        Counter        {value}         type, name                HandlerStats.Handled: calls that returned nil
-//	topic.handler.retried        Counter        {retry}         type, name                HandlerStats.Retried: retries made
-//	topic.handler.dead_lettered  Counter        {value}         type, name                HandlerStats.DeadLettered: values published as dead letters
-//	topic.follower.offset        Gauge          {offset}        type, name                FollowerStats.Offset: the offset it reads next
-//	topic.follower.committed     Gauge          {offset}        type, name                FollowerStats.Committed: the offsets below it are committed
-//	topic.follower.lag           UpDownCounter  {value}         type, name                FollowerStats.Lag: values kept that it has not read
-//	topic.log.appended           Counter        {value}         type, keyed               LogStats.Next: values appended, the offset the next one gets
-//	topic.log.oldest             Gauge          {offset}        type, keyed               LogStats.Oldest: the offset of the oldest value kept
-//	topic.log.kept               UpDownCounter  {value}         type, keyed               LogStats.Kept: values (or, keyed, keys) kept
+//	instrument                           kind           unit            attributes               value
+//	messaging.client.sent.messages       Counter        {message}       messaging.system, messaging.destination.name, messaging.operation.name, messaging.operation.type  TopicStats.Published: publications of the type that found a subscription
+//	messaging.client.consumed.messages   Counter        {message}       messaging.system, messaging.destination.name, messaging.destination.subscription.name, messaging.operation.name, messaging.operation.type  Sent (a handler's: HandlerStats.Accepted): values delivered to the subscriber
+//	topic.subscription.count             UpDownCounter  {subscription}  type, name               the subscriptions of that type and name
+//	topic.subscription.matched           Counter        {message}       type, name               Matched: values that reached them, of which lost counts a share
+//	topic.subscription.lost              Counter        {message}       type, name, cause        Lost.Of(cause), for each cause that counted a value
+//	topic.subscription.queued            UpDownCounter  {value}         type, name               Queued: values in the channel or queue, or a follower's lag
+//	topic.subscription.capacity          UpDownCounter  {value}         type, name               Capacity of the channel or queue
+//	topic.handler.handled                Counter        {value}         type, name               HandlerStats.Handled: calls that returned nil
+//	topic.handler.retried                Counter        {retry}         type, name               HandlerStats.Retried: retries made
+//	topic.handler.dead_lettered          Counter        {value}         type, name               HandlerStats.DeadLettered: values published as dead letters
+//	topic.follower.offset                Gauge          {offset}        type, name               FollowerStats.Offset: the offset it reads next
+//	topic.follower.committed             Gauge          {offset}        type, name               FollowerStats.Committed: the offsets below it are committed
+//	topic.follower.lag                   UpDownCounter  {value}         type, name               FollowerStats.Lag: values kept that it has not read
+//	topic.log.appended                   Counter        {value}         type, keyed              LogStats.Next: values appended, the offset the next one gets
+//	topic.log.oldest                     Gauge          {offset}        type, keyed              LogStats.Oldest: the offset of the oldest value kept
+//	topic.log.kept                       UpDownCounter  {value}         type, keyed              LogStats.Kept: values (or, keyed, keys) kept
 //
 // The handler instruments have points for handler subscriptions only
 // (Broker.Handle), the follower instruments for followers only (Broker.Follow,
@@ -40,11 +46,17 @@
 //
 // # Attributes
 //
-// The attributes are named in the topic namespace:
+// The messaging instruments have the conventions' attributes, the others
+// attributes named in the topic namespace:
 //
-//	attribute                type    value
-//	topic.type               string  the type, as reflect.Type.String prints it: "main.Order", "[]uint8"
-//	topic.subscription.name  string  the subscription's Name option, empty without one
+//	attribute                                 type    value
+//	messaging.system                          string  "topic"
+//	messaging.destination.name                string  the type, as topic.type
+//	messaging.destination.subscription.name   string  the subscription's Name, as topic.subscription.name
+//	messaging.operation.name                  string  "publish" for sent, "receive" for consumed
+//	messaging.operation.type                  string  "send" for sent, "receive" for consumed
+//	topic.type                                string  the type, as reflect.Type.String prints it: "main.Order", "[]uint8"
+//	topic.subscription.name                   string  the subscription's Name option, empty without one
 //	topic.cause              string  the cause, as topic.Cause.String prints it: "full", "evicted", ...
 //	topic.log.keyed          bool    whether the log was declared by RetainLatest
 //

@@ -66,13 +66,13 @@ func ExampleRegister() {
 	b.Settle(context.Background())
 	printPoints(reader, "topic.")
 	// Output:
-	// topic.handler.accepted{topic.subscription.name=mailer,topic.type=string} 2
 	// topic.handler.dead_lettered{topic.subscription.name=mailer,topic.type=string} 0
 	// topic.handler.handled{topic.subscription.name=mailer,topic.type=string} 0
 	// topic.handler.retried{topic.subscription.name=mailer,topic.type=string} 0
 	// topic.subscription.capacity{topic.subscription.name=mailer,topic.type=string} 4
 	// topic.subscription.count{topic.subscription.name=mailer,topic.type=string} 1
 	// topic.subscription.lost{topic.cause=errored,topic.subscription.name=mailer,topic.type=string} 2
+	// topic.subscription.matched{topic.subscription.name=mailer,topic.type=string} 2
 	// topic.subscription.queued{topic.subscription.name=mailer,topic.type=string} 0
 }
 

@@ -44,9 +44,13 @@ func documented(t *testing.T) map[string]row {
 			tables[table] = append(tables[table], f)
 		}
 	}
-	keys := make(map[string]string) // "type": "topic.type"
+	keys := make(map[string]string) // "type": "topic.type"; the conventions' by their full names
 	for _, f := range tables["attribute"] {
-		keys[f[0][strings.LastIndex(f[0], ".")+1:]] = f[0]
+		if strings.HasPrefix(f[0], "topic.") {
+			keys[f[0][strings.LastIndex(f[0], ".")+1:]] = f[0]
+		} else {
+			keys[f[0]] = f[0]
+		}
 	}
 	rows := make(map[string]row)
 	for _, f := range tables["instrument"] {

@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/embedded"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/semconv/v1.43.0/messagingconv"
 )
 
 // ScopeName is the name of the meter Register takes from a MeterProvider:
@@ -32,12 +34,22 @@ const (
 	numCauses = len(causes)
 )
 
+// The messaging semantic conventions' attributes: the system is "topic",
+// the destination a type, a subscription its Name.
+var (
+	system    = semconv.MessagingSystemKey.String("topic")
+	publish   = []attribute.KeyValue{semconv.MessagingOperationNameKey.String("publish"), semconv.MessagingOperationTypeKey.String("send")}
+	receive   = []attribute.KeyValue{semconv.MessagingOperationNameKey.String("receive"), semconv.MessagingOperationTypeKey.String("receive")}
+	keyDest   = semconv.MessagingDestinationNameKey
+	keySubDst = semconv.MessagingDestinationSubscriptionNameKey
+)
+
 // causes are the causes of loss reported, in the order of topic.Lost.
 var causes = [...]topic.Cause{topic.Full, topic.Evicted, topic.Failed, topic.Errored, topic.Discarded, topic.Closed, topic.Skipped}
 
 // Register creates the package's instruments on mp's meter of ScopeName
 // (see the package documentation) and registers a callback that reports
-// b's counts at every collection, from one Broker.Subscriptions and one
+// b's counts at every collection, from one Broker.Subscriptions, one Broker.Topics and one
 // Broker.Logs. Register itself takes no snapshot and does not wait for a
 // collection.
 //
@@ -69,13 +81,14 @@ func Register(b *topic.Broker, mp metric.MeterProvider, opts ...Option) (metric.
 	if !key.claim() {
 		return nil, ErrRegistered
 	}
-	m := mp.Meter(ScopeName)
+	m := mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	ins, all, err := newInstruments(m)
 	if err != nil {
 		key.release()
 		return nil, err
 	}
-	r := &reporter{b: b, ins: ins, attrs: c.attrs.ToSlice(), subs: make(map[subKey]*subPoint), logs: make(map[logKey]*logPoint)}
+	r := &reporter{b: b, ins: ins, attrs: c.attrs.ToSlice(), subs: make(map[subKey]*subPoint),
+		logs: make(map[logKey]*logPoint), topics: make(map[string]*topicPoint)}
 	reg, err := m.RegisterCallback(r.observe, all...)
 	if err != nil {
 		key.release()
@@ -143,9 +156,10 @@ func (g *registration) Unregister() error {
 
 // instruments are the instruments of one registration. None changes.
 type instruments struct {
-	count, queued, capacity                  metric.Int64ObservableUpDownCounter
-	lost                                     metric.Int64ObservableCounter
-	accepted, handled, retried, deadLettered metric.Int64ObservableCounter
+	sent, consumed                 metric.Int64ObservableCounter // the messaging conventions'
+	count, queued, capacity        metric.Int64ObservableUpDownCounter
+	lost, matched                  metric.Int64ObservableCounter
+	handled, retried, deadLettered metric.Int64ObservableCounter
 	offset, committed                        metric.Int64ObservableGauge
 	lag                                      metric.Int64ObservableUpDownCounter
 	appended                                 metric.Int64ObservableCounter
@@ -176,12 +190,18 @@ func newInstruments(m metric.Meter) (*instruments, []metric.Observable, error) {
 		errs, all = append(errs, err), append(all, g)
 		return g
 	}
+	sent, err := messagingconv.NewClientSentMessagesObservable(m)
+	errs, all = append(errs, err), append(all, sent.Inst())
+	consumed, err := messagingconv.NewClientConsumedMessagesObservable(m)
+	errs, all = append(errs, err), append(all, consumed.Inst())
 	ins := &instruments{
+		sent:         sent.Inst(),
+		consumed:     consumed.Inst(),
 		count:        upDown("topic.subscription.count", "{subscription}", "The subscriptions of the type and name."),
-		lost:         counter("topic.subscription.lost", "{value}", "The values the subscriptions lost, by cause."),
+		lost:         counter("topic.subscription.lost", "{message}", "The values the subscriptions lost, by cause."),
+		matched:      counter("topic.subscription.matched", "{message}", "The values that reached the subscriptions: sent, rejected by a From function, or lost before a send."),
 		queued:       upDown("topic.subscription.queued", "{value}", "The values in the subscriptions' channels or queues, not yet received (a follower's: its lag)."),
 		capacity:     upDown("topic.subscription.capacity", "{value}", "The capacity of the subscriptions' channels or queues."),
-		accepted:     counter("topic.handler.accepted", "{value}", "The values the handlers' goroutines took from their queues."),
 		handled:      counter("topic.handler.handled", "{value}", "The values for which the handlers' functions returned nil."),
 		retried:      counter("topic.handler.retried", "{retry}", "The retries the handlers made."),
 		deadLettered: counter("topic.handler.dead_lettered", "{value}", "The values the handlers published as dead letters."),
@@ -206,6 +226,7 @@ type reporter struct {
 	gen     uint64               // mu: the collections made
 	subs    map[subKey]*subPoint // mu: the points of the last collection
 	logs    map[logKey]*logPoint // mu
+	topics  map[string]*topicPoint // mu: by type
 	touched []*subPoint          // mu: the points of this collection, in order; reused
 }
 
@@ -218,6 +239,7 @@ type subKey struct{ typ, name string }
 type subPoint struct {
 	gen    uint64                          // the last collection that saw it
 	base   [1]metric.ObserveOption         // the type and the name (a slice of it is passed, without allocating)
+	sem    [1]metric.ObserveOption         // the same in the messaging conventions' attributes
 	causes [numCauses]metric.ObserveOption // the same with each cause; made when first needed
 	kvs    []attribute.KeyValue            // the attributes of base, for causes
 	counts subCounts                       // of the collection gen
@@ -226,11 +248,19 @@ type subPoint struct {
 // subCounts are the counts of the subscriptions of one point, added up.
 type subCounts struct {
 	n, queued, capacity int64
+	matched, consumed   uint64
 	lost                [numCauses]uint64
 	handlers, followers int
 	handler             topic.HandlerStats
 	offset, committed   uint64 // the least
 	lag                 uint64
+}
+
+// A topicPoint is the attributes of a published type's point, made once and
+// kept while the type is routed.
+type topicPoint struct {
+	gen  uint64
+	base [1]metric.ObserveOption
 }
 
 // A logKey names the point of a retained type.
@@ -260,6 +290,7 @@ type logCounts struct {
 // see.
 func (r *reporter) observe(_ context.Context, o metric.Observer) error {
 	subs := r.b.Subscriptions()
+	topics := r.b.Topics()
 	logs := r.b.Logs()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -272,6 +303,22 @@ func (r *reporter) observe(_ context.Context, o metric.Observer) error {
 		r.observeSub(o, p)
 	}
 	clear(r.touched) // keep no point alive past its subscriptions
+	for _, t := range topics {
+		typ := t.Type.String()
+		p := r.topics[typ]
+		if p == nil {
+			p = &topicPoint{}
+			p.base[0] = r.withAttrs(append([]attribute.KeyValue{system, keyDest.String(typ)}, publish...))
+			r.topics[typ] = p
+		}
+		p.gen = r.gen
+		o.ObserveInt64(r.ins.sent, i64(t.Published), p.base[:]...)
+	}
+	for k, p := range r.topics {
+		if p.gen != r.gen {
+			delete(r.topics, k)
+		}
+	}
 	for _, st := range logs {
 		p := r.logPoint(logKey{st.Type.String(), st.Keyed})
 		c := &p.counts
@@ -320,6 +367,12 @@ func (r *reporter) add(st *topic.SubscriptionStats) {
 		*c = subCounts{offset: math.MaxUint64, committed: math.MaxUint64}
 	}
 	c.n++
+	c.matched += st.Matched
+	if h := st.Handler; h != nil {
+		c.consumed += h.Accepted // handed to the function
+	} else {
+		c.consumed += st.Sent // put in the channel, or read by a follower
+	}
 	c.queued += int64(st.Queued)
 	c.capacity += int64(st.Capacity)
 	for i, cause := range causes {
@@ -327,7 +380,6 @@ func (r *reporter) add(st *topic.SubscriptionStats) {
 	}
 	if h := st.Handler; h != nil {
 		c.handlers++
-		c.handler.Accepted += h.Accepted
 		c.handler.Handled += h.Handled
 		c.handler.Retried += h.Retried
 		c.handler.DeadLettered += h.DeadLettered
@@ -345,6 +397,8 @@ func (r *reporter) observeSub(o metric.Observer, p *subPoint) {
 	c := &p.counts
 	at := p.base[:]
 	o.ObserveInt64(r.ins.count, c.n, at...)
+	o.ObserveInt64(r.ins.matched, i64(c.matched), at...)
+	o.ObserveInt64(r.ins.consumed, i64(c.consumed), p.sem[:]...)
 	o.ObserveInt64(r.ins.queued, c.queued, at...)
 	o.ObserveInt64(r.ins.capacity, c.capacity, at...)
 	for i, n := range c.lost {
@@ -356,7 +410,6 @@ func (r *reporter) observeSub(o metric.Observer, p *subPoint) {
 		}
 	}
 	if c.handlers > 0 {
-		o.ObserveInt64(r.ins.accepted, i64(c.handler.Accepted), at...)
 		o.ObserveInt64(r.ins.handled, i64(c.handler.Handled), at...)
 		o.ObserveInt64(r.ins.retried, i64(c.handler.Retried), at...)
 		o.ObserveInt64(r.ins.deadLettered, i64(c.handler.DeadLettered), at...)
@@ -373,6 +426,7 @@ func (r *reporter) newSubPoint(k subKey) *subPoint {
 	p := &subPoint{kvs: []attribute.KeyValue{keyType.String(k.typ), keyName.String(k.name)}}
 	p.kvs = p.kvs[:len(p.kvs):len(p.kvs)] // so that an append for a cause copies
 	p.base[0] = r.withAttrs(p.kvs)
+	p.sem[0] = r.withAttrs(append([]attribute.KeyValue{system, keyDest.String(k.typ), keySubDst.String(k.name)}, receive...))
 	return p
 }
 

@@ -147,9 +147,22 @@ func merge(rs ...reading) reading {
 	return out
 }
 
-// diff fails t with the points of got and want that differ.
+// flow reports whether k is a point of the instruments that count the
+// flow of messages: the messaging conventions' sent and consumed, and
+// topic.subscription.matched.
+func flow(k string) bool {
+	return strings.HasPrefix(k, "messaging.") || strings.HasPrefix(k, "topic.subscription.matched{")
+}
+
+// diff fails t with the points of got and want that differ. Unless want
+// has a point of the flow instruments, it compares the others only: the
+// tests of the flow say what they are (TestTheFlowFollowsTheMessagingConventions).
 func diff(t *testing.T, got, want reading) {
 	t.Helper()
+	if !slices.ContainsFunc(slices.Collect(maps.Keys(want)), flow) {
+		got = maps.Clone(got)
+		maps.DeleteFunc(got, func(k string, _ int64) bool { return flow(k) })
+	}
 	keys := slices.Sorted(maps.Keys(merge(got, want)))
 	var b strings.Builder
 	for _, k := range keys {
@@ -252,9 +265,12 @@ func TestHandlersReportTheirCounts(t *testing.T) {
 	}
 
 	const typ = "topicotel_test.order"
+	const deadTyp = "topic.DeadLetter[github.com/seedaa7df82c/topic/topicotel_test.order]" // as reflect prints it
+	// A handler's values consumed are those its goroutine took.
 	handler := func(name string, accepted, handled, retried, deadLettered int64) reading {
 		return reading{
-			sub("topic.handler.accepted", typ, name):      accepted,
+			consumed(typ, name):                           accepted,
+			sub("topic.subscription.matched", typ, name):  3,
 			sub("topic.handler.handled", typ, name):       handled,
 			sub("topic.handler.retried", typ, name):       retried,
 			sub("topic.handler.dead_lettered", typ, name): deadLettered,
@@ -264,8 +280,28 @@ func TestHandlersReportTheirCounts(t *testing.T) {
 		subPoints(typ, "billing", 1, 0, 8), handler("billing", 3, 0, 6, 3),
 		subPoints(typ, "audit", 1, 0, 8, topic.Errored, 3), handler("audit", 3, 0, 0, 0),
 		subPoints(typ, "shipping", 1, 0, 8), handler("shipping", 3, 2, 0, 1),
-		subPoints("topic.DeadLetter[github.com/seedaa7df82c/topic/topicotel_test.order]", "dead", 1, 4, 8), // as reflect prints it
+		subPoints(deadTyp, "dead", 1, 4, 8),
+		reading{
+			consumed(deadTyp, "dead"):                          4, // in its channel
+			sub("topic.subscription.matched", deadTyp, "dead"): 4,
+			sent(typ):     3,
+			sent(deadTyp): 4, // 3 of billing, 1 of shipping
+		},
 	))
+}
+
+// sent names the point of messaging.client.sent.messages of type typ.
+func sent(typ string) string {
+	return "messaging.client.sent.messages{messaging.destination.name=" + typ +
+		",messaging.operation.name=publish,messaging.operation.type=send,messaging.system=topic}"
+}
+
+// consumed names the point of messaging.client.consumed.messages of the
+// subscriptions of type typ and name name.
+func consumed(typ, name string) string {
+	return "messaging.client.consumed.messages{messaging.destination.name=" + typ +
+		",messaging.destination.subscription.name=" + name +
+		",messaging.operation.name=receive,messaging.operation.type=receive,messaging.system=topic}"
 }
 
 // A follower of a retained type reports its offset, committed offset and
@@ -407,5 +443,75 @@ func TestAttributesCopiesItsArguments(t *testing.T) {
 	b.Subscribe[int]()
 	if got := collect(t, r); got["topic.subscription.count{a=2,topic.subscription.name=,topic.type=int,z=1}"] != 1 {
 		t.Errorf("the reading is %v", got)
+	}
+}
+
+// The flow of messages follows the messaging semantic conventions: the
+// publications of each type that found a subscription are sent messages,
+// what each subscription was delivered is consumed messages; and
+// topic.subscription.matched counts what reached it, of which its losses
+// are a share. The meter carries the conventions' schema URL.
+func TestTheFlowFollowsTheMessagingConventions(t *testing.T) {
+	var b topic.Broker
+	shutdown(t, &b)
+	mp, r := newProvider(t)
+	register(t, &b, mp)
+	b.Subscribe(topic.Name[price]("small"), topic.Buffer[price](2))
+	b.Subscribe(topic.Name[string]("even"), topic.Buffer[string](8),
+		topic.From(func(p price) (string, bool) { return "", p.Cents%2 == 0 }))
+	b.Subscribe(topic.Name[any]("all"), topic.Buffer[any](16))
+	b.Retain[order](topic.Retention{Count: 8})
+	f := b.Follow(topic.Name[order]("orders"))
+	defer f.Close()
+	for i := range 6 {
+		b.Publish(price{i})
+	}
+	b.Publish(order{1})
+	b.Publish(order{2})
+	f.Read(make([]topic.Record[order], 1)) // one of two read
+	b.Publish(quote{"X"})                  // for all alone
+
+	const p, o = "topicotel_test.price", "topicotel_test.order"
+	matched := func(typ, name string) string { return sub("topic.subscription.matched", typ, name) }
+	diff(t, collect(t, r), merge(
+		subPoints(p, "small", 1, 2, 2, topic.Full, 4),
+		subPoints("string", "even", 1, 3, 8),
+		subPoints("interface {}", "all", 1, 9, 16),
+		subPoints(o, "orders", 1, 1, 0),
+		reading{
+			sent(p):                                      6,
+			sent(o):                                      2,
+			sent("topicotel_test.quote"):                 1,
+			sent("string"):                               0, // routed, for even, never published
+			consumed(p, "small"):                         2,
+			matched(p, "small"):                          6,
+			consumed("string", "even"):                   3, // 3 rejected
+			matched("string", "even"):                    6,
+			consumed("interface {}", "all"):              9, // every price, order and quote
+			matched("interface {}", "all"):               9,
+			consumed(o, "orders"):                        1, // read
+			matched(o, "orders"):                         1,
+			sub("topic.follower.offset", o, "orders"):    1,
+			sub("topic.follower.committed", o, "orders"): 0,
+			sub("topic.follower.lag", o, "orders"):       1,
+			logPoint("topic.log.appended", o, false):     2,
+			logPoint("topic.log.oldest", o, false):       0,
+			logPoint("topic.log.kept", o, false):         2,
+		},
+	))
+
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.SchemaURL != "https://opentelemetry.io/schemas/1.43.0" {
+			t.Errorf("the scope's schema URL is %q", sm.Scope.SchemaURL)
+		}
+		for _, m := range sm.Metrics {
+			if strings.HasPrefix(m.Name, "messaging.") && (m.Unit != "{message}" || m.Description == "") {
+				t.Errorf("%s: unit %q, description %q", m.Name, m.Unit, m.Description)
+			}
+		}
 	}
 }

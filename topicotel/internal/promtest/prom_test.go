@@ -57,11 +57,19 @@ func TestABrokerIsScrapedByPrometheus(t *testing.T) {
 	defer resp.Body.Close()
 	var got []string
 	for sc := bufio.NewScanner(resp.Body); sc.Scan(); {
-		if line := sc.Text(); strings.Contains(line, "topic_subscription_lost") || strings.Contains(line, "topic_log_kept") {
+		if line := sc.Text(); strings.Contains(line, "topic_subscription_lost") || strings.Contains(line, "topic_log_kept") ||
+			strings.Contains(line, "messaging_client_") {
 			got = append(got, line)
 		}
 	}
 	want := []string{
+		"# HELP messaging_client_consumed_messages_total Number of messages that were delivered to the application.",
+		"# TYPE messaging_client_consumed_messages_total counter",
+		`messaging_client_consumed_messages_total{messaging_destination_name="int",messaging_destination_subscription_name="dashboard",messaging_operation_name="receive",messaging_operation_type="receive",messaging_system="topic"} 1`,
+		"# HELP messaging_client_sent_messages_total Number of messages producer attempted to send to the broker.",
+		"# TYPE messaging_client_sent_messages_total counter",
+		`messaging_client_sent_messages_total{messaging_destination_name="int",messaging_operation_name="publish",messaging_operation_type="send",messaging_system="topic"} 2`,
+		`messaging_client_sent_messages_total{messaging_destination_name="string",messaging_operation_name="publish",messaging_operation_type="send",messaging_system="topic"} 1`,
 		"# HELP topic_log_kept The values the log keeps (a keyed log: the keys).",
 		"# TYPE topic_log_kept gauge",
 		`topic_log_kept{topic_log_keyed="false",topic_type="string"} 1`,
