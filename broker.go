@@ -27,6 +27,9 @@ type Broker struct {
 	// wild lists the live subscriptions that have an interface source, in
 	// subscription order, and after Shutdown those it closed. Guarded by mu.
 	wild []subscriber
+	// timers are the functions of TimeCalls in force, nil if none: stored
+	// with mu held, loaded by handlers' workers at each call.
+	timers atomic.Pointer[[]*callTimer]
 	// handlers holds the handlers whose worker has not ended. Guarded by mu.
 	handlers map[handlerRef]struct{}
 	// held holds the subscriptions kept off the route of their own type:

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/seedaa7df82c/topic"
@@ -317,6 +319,74 @@ func TestTopicsSayWhoConsumesWhat(t *testing.T) {
 			t.Errorf("after every cancel, %s reaches %v", tp.Type, tp.Reaches)
 		}
 	}
+}
+
+// Publishers dropping on a lone full subscription while Shutdown closes
+// it: every publication counts for its type, as it does for the
+// subscription (Full, or Closed once closed), however long the close takes.
+func TestPublishedHoldsWhenShutdownRacesDrops(t *testing.T) {
+	t.Parallel()
+	for trial := range 20 {
+		var b topic.Broker
+		_, cancel := b.Subscribe(topic.Name[int]("lone"), topic.Buffer[int](1))
+		b.Publish(0)
+		var stop atomic.Bool
+		var made atomic.Uint64
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for !stop.Load() {
+					b.Publish(1)
+					made.Add(1)
+				}
+			})
+		}
+		runtime.Gosched()
+		if err := b.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		stop.Store(true)
+		wg.Wait()
+		st := b.Subscriptions()[0]
+		tp := b.Topics()[0]
+		if n := made.Load() + 1; st.Matched != n || tp.Published != n {
+			t.Fatalf("trial %d: %d published, the subscription matched %d, Topics counts %d", trial, n, st.Matched, tp.Published)
+		}
+		cancel()
+	}
+}
+
+// A cancelled subscription's drops stay counted for its type.
+func TestPublishedKeepsTheDropsOfACancelledSubscription(t *testing.T) {
+	t.Parallel()
+	var b topic.Broker
+	_, cancel := b.Subscribe[int](topic.Buffer[int](1))
+	for i := range 6 {
+		b.Publish(i) // 1 sent, 5 dropped
+	}
+	cancel()
+	b.Publish(6) // nobody subscribes: not counted
+	if got := published(b.Topics()); got != "int 6" {
+		t.Errorf("Topics() = %s, want int 6", got)
+	}
+}
+
+// Records published by hand and all dropped count for Record[T], as the
+// records a log sends do for T.
+func TestRecordsPublishedAndDroppedAreCounted(t *testing.T) {
+	t.Parallel()
+	var b topic.Broker
+	b.Retain[int](topic.Retention{Count: 8})
+	recs, cancel := b.Subscribe(topic.Buffer[topic.Record[int]](1))
+	defer cancel()
+	b.Publish(1) // the log's record fills the buffer
+	for range 5 {
+		b.Publish(topic.Record[int]{Value: 2})
+	}
+	if got, want := published(b.Topics()), "int 1, topic.Record[int] 5"; got != want {
+		t.Errorf("Topics() = %s, want %s", got, want)
+	}
+	<-recs
 }
 
 type stringer int

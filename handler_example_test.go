@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -539,4 +540,52 @@ func ExampleRetryPolicy() {
 	// retry 1: between 9ms and 10ms: true
 	// retry 2: between 18ms and 20ms: true
 	// retry 3: between 27ms and 30ms: true
+}
+
+// TimeCalls reports each call of a handler's function: a histogram of
+// processing times records these.
+func ExampleBroker_TimeCalls() {
+	var b topic.Broker
+	var mu sync.Mutex
+	slow := 0
+	stop := b.TimeCalls(func(c topic.Call) {
+		mu.Lock()
+		defer mu.Unlock()
+		if c.Duration >= 10*time.Millisecond {
+			slow++
+		}
+	})
+	defer stop()
+	b.Handle(func(_ context.Context, d time.Duration) error {
+		time.Sleep(d)
+		return nil
+	})
+	b.Publish(20 * time.Millisecond)
+	b.Publish(time.Duration(0))
+	_ = b.Shutdown(context.Background()) // every value handled
+	mu.Lock()
+	fmt.Println("slow calls:", slow)
+	mu.Unlock()
+	// Output:
+	// slow calls: 1
+}
+
+// A Call says which handler ran, which attempt, how long, and with what
+// result.
+func ExampleCall() {
+	var b topic.Broker
+	calls := make(chan topic.Call, 2)
+	stop := b.TimeCalls(func(c topic.Call) { calls <- c })
+	defer stop()
+	b.Handle(func(context.Context, string) error { return errors.New("refused") },
+		topic.Name[string]("mailer"), topic.Retry[string](topic.RetryPolicy{Attempts: 2}))
+	b.Publish("hello")
+	for range 2 {
+		c := <-calls
+		fmt.Println(c.Type, c.Name, "attempt", c.Attempt, c.Err)
+	}
+	_ = b.Shutdown(context.Background())
+	// Output:
+	// string mailer attempt 1 refused
+	// string mailer attempt 2 refused
 }

@@ -177,6 +177,8 @@ type work[T any] struct {
 	redriven     bool        // v came from the re-drive queue
 	attempt      int         // v's attempt in progress or next; 0: none
 	inCall       bool        // f is running
+	timers       []*callTimer // the TimeCalls functions when the call in progress began
+	began        time.Time    // when it began, if timers is not nil
 	exited       bool        // f called runtime.Goexit
 	ended        bool        // the queues were closed and emptied: the worker ends
 	cancel       context.CancelFunc
@@ -202,7 +204,11 @@ func (h *handler[T]) drain(w *work[T]) (again bool) {
 		}
 		// If failed sets up a retry, the next drain makes it; if not, the
 		// value is done with, lost or dead-lettered.
-		if !h.failed(w, &PanicError{Value: p, Stack: debug.Stack()}) {
+		perr := &PanicError{Value: p, Stack: debug.Stack()}
+		if w.timers != nil {
+			h.timed(w.timers, w.attempt, w.began, perr)
+		}
+		if !h.failed(w, perr) {
 			h.settled(w)
 		}
 		again = true
@@ -346,6 +352,9 @@ func (h *handler[T]) answerProbe(r chan probeResult) { h.answer(h.w, r) }
 // handle calls f with w.v until it succeeds or failed says to stop.
 func (h *handler[T]) handle(w *work[T]) {
 	for {
+		if w.timers = h.b.timerList(); w.timers != nil {
+			w.began = time.Now()
+		}
 		w.inCall = true
 		h.attempt.Store(int32(min(w.attempt, 1<<31-1)))
 		var err error
@@ -355,6 +364,9 @@ func (h *handler[T]) handle(w *work[T]) {
 			err = h.callWithTimeout(w)
 		}
 		w.inCall = false
+		if w.timers != nil {
+			h.timed(w.timers, w.attempt, w.began, err)
+		}
 		if err == nil {
 			w.n.handled++
 			w.attempt = 0

@@ -329,17 +329,27 @@ func (c *lossCounter) load() Lost {
 // a count it summed summed before the mark, and the frozen count, summed
 // after, is not less (the counters only grow). Closed does not go down
 // either: what load adds to it grows with the sum.
-func (c *lossCounter) freezeFull(sealed bool) {
+//
+// It returns the fullAlone count it froze with the Full count.
+func (c *lossCounter) freezeFull(sealed bool) (alone uint64) {
 	c.full.Store(frozeNow)
-	f := (c.sum().Full + 1) << 1
+	l, alone := c.sumAlone()
+	f := (l.Full + 1) << 1
 	if sealed {
 		f |= fullSealed
 	}
 	c.full.Store(f)
+	return alone
 }
 
 // sum returns the counts as the counters hold them.
 func (c *lossCounter) sum() Lost {
+	l, _ := c.sumAlone()
+	return l
+}
+
+// sumAlone is sum, which also returns the fullAlone count in its Full.
+func (c *lossCounter) sumAlone() (Lost, uint64) {
 	var n [lossSlots]uint64
 	for i := range n {
 		n[i] = c.base[i].Load()
@@ -351,5 +361,5 @@ func (c *lossCounter) sum() Lost {
 			}
 		}
 	}
-	return Lost{Full: n[0] + n[5], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}
+	return Lost{Full: n[0] + n[5], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}, n[5]
 }

@@ -127,10 +127,13 @@ type entry struct {
 	// read by whoever loaded a non-nil log.
 	replay replayer
 
-	// retired counts the publications that the subscriptions no longer
-	// on the route counted as fullAlone (see Broker.Topics). Guarded by
-	// Broker.mu.
+	// retired counts the publications that the subscriptions cancelled
+	// from the route counted as fullAlone until their close froze their
+	// counts (see sub.retireTo); sealed lists the loss counters of those
+	// Shutdown closed, whose fullAlone counts go on (as Closed: see
+	// lossCounter.load), read by Broker.Topics. Guarded by Broker.mu.
 	retired uint64
+	sealed  []*lossCounter
 
 	// published counts the publications that found a route here, but for
 	// those of a retained type, which its log counts, and those counted
@@ -152,8 +155,8 @@ type editor interface {
 	// eachSourceLocked calls f with every source on e's route, the one
 	// Shutdown closed for a closed sink.
 	eachSourceLocked(e *entry, f func(source))
-	// aloneLocked returns the publications the plain subscriptions on e's
-	// route counted as fullAlone.
+	// aloneLocked returns the publications the plain subscriptions of e's
+	// route counted as fullAlone, those it no longer lists included.
 	aloneLocked(e *entry) uint64
 	// sealLocked replaces every source of e's route by a closedSink, and
 	// drops the log: see drain.seal.
@@ -377,10 +380,10 @@ func (ed editorOf[T]) removeLocked(e *entry, s subscriber) {
 // for: removal is O(1) amortized, and a route's list is never more than
 // twice its live outlets.
 func (ed editorOf[T]) buryLocked(e *entry, old *route[T], i int) {
-	// Its drops are no longer found on the route: keep their count. (A
-	// publisher that loaded the route before may count one more, which
-	// is then left out: one of a publication racing the cancel.)
-	e.retired += old.direct[i].sub.lost.alone()
+	// Its drops are no longer found on the route: its close adds their
+	// count, frozen, to the entry's, in the same hold of Broker.mu (see
+	// sub.retireTo).
+	old.direct[i].sub.retireTo = &e.retired
 	old.direct[i].bury()
 	e.buried++
 	if 2*e.buried <= len(old.direct) {
@@ -429,7 +432,7 @@ func (ed editorOf[T]) sealLocked(e *entry) {
 	e.buried = 0 // the new route lists no outlet
 	if old != nil {
 		for _, o := range live(old.direct) {
-			e.retired += o.sub.lost.alone() // as in buryLocked
+			e.sealed = append(e.sealed, &o.sub.lost) // read on: see entry.sealed
 			r.typed = append(r.typed, newClosedSink[T](o.sub))
 		}
 		for _, t := range old.typed {
@@ -481,7 +484,10 @@ func (ed editorOf[T]) eachSourceLocked(e *entry, f func(source)) {
 }
 
 func (ed editorOf[T]) aloneLocked(e *entry) uint64 {
-	var n uint64
+	n := e.retired
+	for _, l := range e.sealed {
+		n += l.alone()
+	}
 	if r := ed.load(e); r != nil {
 		for _, o := range live(r.direct) {
 			n += o.sub.lost.alone()

@@ -162,14 +162,20 @@ func typeName(t reflect.Type) string {
 // returns the final counts, those of publications Shutdown counted as
 // Closed included.
 //
-// Counting costs no locked instruction on the delivered path: a plain
-// addition on a counter that the publisher holds alone for the moment it
-// sends (its stripe of the lock-free section every send takes), for the
-// type and for each subscription sent to. A publication dropped by the
-// one subscription of its type counts nothing more than its drop; one that
-// a From function rejects costs the section it does not otherwise enter
-// (BenchmarkPublishFilterRejecting: about 5 ns). Each subscription holds
-// its counters, about 350 bytes (BenchmarkSubscriptionMemory).
+// Counting costs no locked instruction where a publication sends to a
+// plain or interface subscription: a plain addition on a word that the
+// publisher holds alone for the moment it sends (its stripe of the
+// lock-free section every send takes), for the type and for each
+// subscription sent to; publishers on other stripes may write the same
+// cache line. A publication dropped by the one subscription of a concrete
+// type counts nothing more than its drop. One atomic addition counts the
+// publication where it enters no such section: dropped by several
+// subscriptions at once, or reaching only subscriptions with a From
+// function, an OnLoss function or DropOldest (two of them or more; one
+// alone counts inside its own section); a From function's rejection
+// enters the section to count it (BenchmarkPublishFilterRejecting: about
+// 5 ns more). Each subscription holds its counters, about 350 bytes
+// (BenchmarkSubscriptionMemory).
 func (b *Broker) Topics() []TopicStats {
 	type reached struct {
 		st  *TopicStats
@@ -186,8 +192,12 @@ func (b *Broker) Topics() []TopicStats {
 	seen := make(map[reached]bool)
 	var out []*TopicStats
 	for _, e := range b.all {
-		if c := e.log.Load(); e.iface || c != nil && c.rec == e && e.published.load() == 0 {
-			continue // a header, or a retained type's records: its log counts them
+		if e.iface {
+			continue // a header
+		}
+		n := e.published.load() + e.edit.aloneLocked(e)
+		if c := e.log.Load(); c != nil && c.rec == e && n == 0 {
+			continue // a retained type's records, never published but by its log
 		}
 		typ := e.edit.static()
 		st := byType[typ]
@@ -196,7 +206,7 @@ func (b *Broker) Topics() []TopicStats {
 			byType[typ] = st
 			out = append(out, st)
 		}
-		st.Published += e.published.load() + e.retired + e.edit.aloneLocked(e)
+		st.Published += n
 		e.edit.eachSourceLocked(e, func(src source) {
 			s := src.owner()
 			if k := (reached{st, s, src.typ()}); seen[k] {

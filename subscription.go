@@ -61,6 +61,10 @@ type sub[T any] struct {
 	// list, to find it there in O(1) when it is removed. Guarded by
 	// Broker.mu.
 	at int
+	// retireTo is, once its cancel has buried its outlet, the count of its
+	// entry that its close adds its frozen fullAlone count to, so that the
+	// publications it counted stay in Broker.Topics. Guarded by Broker.mu.
+	retireTo *uint64
 	// sent counts the values put in its channel (or its handler's
 	// re-drive queue), on a line apart from the fields publishers read:
 	// publishers on other cores write it.
@@ -163,7 +167,12 @@ func (s *sub[T]) closeLocked() {
 			return // its pump closes the channel
 		}
 	}
-	s.lost.freezeFull(s.sealed.Load()) // no publisher inside the guard still counts for it
+	// No publisher inside the guard still counts for it; a drop counted
+	// without it from now on is of a publication after the close.
+	if alone := s.lost.freezeFull(s.sealed.Load()); s.retireTo != nil {
+		*s.retireTo += alone
+		s.retireTo = nil
+	}
 	close(s.ch)
 	if s.opt != nil && s.opt.redrive != nil {
 		close(s.opt.redrive)

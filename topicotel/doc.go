@@ -14,7 +14,8 @@
 // Each collection calls Broker.Subscriptions, Broker.Topics and Broker.Logs
 // once each, in one callback, and reports these instruments of the meter
 // named ScopeName (kinds as in package go.opentelemetry.io/otel/metric,
-// each an Int64 observable instrument). What the OpenTelemetry semantic
+// each an Int64 observable instrument, but for a Float64 histogram recorded
+// as each call of a handler's function returns). What the OpenTelemetry semantic
 // conventions for messaging name (version 1.43.0, the meter's schema URL)
 // is reported under their names and attributes; the rest, losses by cause,
 // queues, a handler's outcomes, a follower's and a log's offsets, under
@@ -23,6 +24,7 @@
 //	instrument                           kind           unit            attributes               value
 //	messaging.client.sent.messages       Counter        {message}       messaging.system, messaging.destination.name, messaging.operation.name, messaging.operation.type  TopicStats.Published: publications of the type that found a subscription
 //	messaging.client.consumed.messages   Counter        {message}       messaging.system, messaging.destination.name, messaging.destination.subscription.name, messaging.operation.name, messaging.operation.type  Sent (a handler's: HandlerStats.Accepted): values delivered to the subscriber
+//	messaging.process.duration           Histogram      s               messaging.system, messaging.destination.name, messaging.destination.subscription.name, messaging.operation.name, messaging.operation.type  Call.Duration: each call of a handler's function (see Broker.TimeCalls)
 //	topic.subscription.count             UpDownCounter  {subscription}  type, name               the subscriptions of that type and name
 //	topic.subscription.matched           Counter        {message}       type, name               Matched: values that reached them, of which lost counts a share
 //	topic.subscription.lost              Counter        {message}       type, name, cause        Lost.Of(cause), for each cause that counted a value
@@ -46,15 +48,17 @@
 //
 // # Attributes
 //
-// The messaging instruments have the conventions' attributes, the others
-// attributes named in the topic namespace:
+// The messaging instruments have the conventions' attributes, and a call
+// that failed has error.type too: the type of the error its function
+// returned, as fmt's %T prints it, or "panic". The others have attributes
+// named in the topic namespace:
 //
 //	attribute                                 type    value
 //	messaging.system                          string  "topic"
 //	messaging.destination.name                string  the type, as topic.type
 //	messaging.destination.subscription.name   string  the subscription's Name, as topic.subscription.name
-//	messaging.operation.name                  string  "publish" for sent, "receive" for consumed
-//	messaging.operation.type                  string  "send" for sent, "receive" for consumed
+//	messaging.operation.name                  string  "publish" for sent, "receive" for consumed, "process" for the duration
+//	messaging.operation.type                  string  "send" for sent, "receive" for consumed, "process" for the duration
 //	topic.type                                string  the type, as reflect.Type.String prints it: "main.Order", "[]uint8"
 //	topic.subscription.name                   string  the subscription's Name option, empty without one
 //	topic.cause              string  the cause, as topic.Cause.String prints it: "full", "evicted", ...

@@ -86,6 +86,10 @@ func TestInstrumentsAreAsDocumented(t *testing.T) {
 	b.Subscribe(topic.Buffer[int](0))
 	b.Publish(1) // a lost point
 	b.Handle(func(context.Context, order) error { return nil })
+	b.Publish(order{1}) // a call of a handler's function
+	if err := b.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	b.Retain[price](topic.Retention{Count: 1})
 	f := b.Follow[price]()
 	defer f.Close()
@@ -111,6 +115,8 @@ func TestInstrumentsAreAsDocumented(t *testing.T) {
 				}
 			case metricdata.Gauge[int64]:
 				kind = "Gauge"
+			case metricdata.Histogram[float64]:
+				kind = "Histogram"
 			}
 			got := row{kind, m.Unit, attrsOf(m)}
 			doc, ok := want[m.Name]
@@ -142,6 +148,10 @@ func attrsOf(m metricdata.Metrics) string {
 			sets = append(sets, p.Attributes)
 		}
 	case metricdata.Gauge[int64]:
+		for _, p := range d.DataPoints {
+			sets = append(sets, p.Attributes)
+		}
+	case metricdata.Histogram[float64]:
 		for _, p := range d.DataPoints {
 			sets = append(sets, p.Attributes)
 		}

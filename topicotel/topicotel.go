@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/seedaa7df82c/topic"
@@ -50,7 +51,9 @@ var causes = [...]topic.Cause{topic.Full, topic.Evicted, topic.Failed, topic.Err
 // Register creates the package's instruments on mp's meter of ScopeName
 // (see the package documentation) and registers a callback that reports
 // b's counts at every collection, from one Broker.Subscriptions, one Broker.Topics and one
-// Broker.Logs. Register itself takes no snapshot and does not wait for a
+// Broker.Logs; and it times every call of a handler's function
+// (Broker.TimeCalls) for the histogram messaging.process.duration, until
+// Unregister. Register itself takes no snapshot and does not wait for a
 // collection.
 //
 // Unregister, on the Registration returned, removes the callback: the
@@ -89,12 +92,55 @@ func Register(b *topic.Broker, mp metric.MeterProvider, opts ...Option) (metric.
 	}
 	r := &reporter{b: b, ins: ins, attrs: c.attrs.ToSlice(), subs: make(map[subKey]*subPoint),
 		logs: make(map[logKey]*logPoint), topics: make(map[string]*topicPoint)}
+	process, err := messagingconv.NewProcessDuration(m)
+	if err != nil {
+		key.release()
+		return nil, err
+	}
 	reg, err := m.RegisterCallback(r.observe, all...)
 	if err != nil {
 		key.release()
 		return nil, err
 	}
-	return &registration{reg: reg, key: key}, nil
+	t := &timer{process: process, attrs: r.attrs}
+	return &registration{reg: reg, key: key, stopTimer: b.TimeCalls(t.record)}, nil
+}
+
+// A timer records the calls of a broker's handlers' functions in the
+// histogram messaging.process.duration.
+type timer struct {
+	process messagingconv.ProcessDuration // never changes
+	attrs   []attribute.KeyValue          // the Attributes option's; never changes
+	sets    sync.Map                      // callKey -> attribute.Set, made once each
+}
+
+// A callKey names the attributes of a call.
+type callKey struct {
+	typ     reflect.Type
+	name    string
+	errType string // "" for a success
+}
+
+// record records c: on the handler's goroutine, between two calls.
+func (t *timer) record(c topic.Call) {
+	k := callKey{c.Type, c.Name, ""}
+	var pe *topic.PanicError
+	switch {
+	case errors.As(c.Err, &pe):
+		k.errType = "panic"
+	case c.Err != nil:
+		k.errType = reflect.TypeOf(c.Err).String()
+	}
+	set, ok := t.sets.Load(k)
+	if !ok {
+		kvs := append(slices.Clone(t.attrs), system, keyDest.String(k.typ.String()), keySubDst.String(k.name),
+			semconv.MessagingOperationNameKey.String("process"), semconv.MessagingOperationTypeKey.String("process"))
+		if k.errType != "" {
+			kvs = append(kvs, semconv.ErrorTypeKey.String(k.errType))
+		}
+		set, _ = t.sets.LoadOrStore(k, attribute.NewSet(kvs...))
+	}
+	t.process.RecordSet(context.Background(), c.Duration.Seconds(), set.(attribute.Set))
 }
 
 // A regKey names a registration: its provider and attributes.
@@ -141,16 +187,20 @@ func (k *regKey) release() {
 // its key, released once the meter's is unregistered.
 type registration struct {
 	embedded.Registration
-	reg  metric.Registration // never changes
-	key  *regKey             // never changes; nil if not claimed
-	once sync.Once
+	reg       metric.Registration // never changes
+	key       *regKey             // never changes; nil if not claimed
+	stopTimer func()              // ends the broker's TimeCalls; never changes
+	once      sync.Once
 }
 
 func (g *registration) Unregister() error {
 	if err := g.reg.Unregister(); err != nil {
 		return err
 	}
-	g.once.Do(g.key.release)
+	g.once.Do(func() {
+		g.stopTimer()
+		g.key.release()
+	})
 	return nil
 }
 

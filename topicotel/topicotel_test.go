@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seedaa7df82c/topic"
 	"github.com/seedaa7df82c/topic/topicotel"
@@ -62,8 +63,9 @@ func shutdown(t *testing.T, b *topic.Broker) {
 }
 
 // A reading is one collection of the package's instruments: the value of
-// each point, by "instrument{attributes}", the attributes as the SDK
-// encodes them (sorted by key, "k=v" separated by commas).
+// each point (a histogram's: its count), by "instrument{attributes}", the
+// attributes as the SDK encodes them (sorted by key, "k=v" separated by
+// commas).
 type reading map[string]int64
 
 // collect collects r and returns the points of the package's scope.
@@ -97,6 +99,10 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) reading {
 			case metricdata.Gauge[int64]:
 				for _, p := range d.DataPoints {
 					add(p.Attributes, p.Value)
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints { // its count
+					add(p.Attributes, int64(p.Count))
 				}
 			default:
 				t.Errorf("%s: data of type %T", m.Name, m.Data)
@@ -149,19 +155,25 @@ func merge(rs ...reading) reading {
 
 // flow reports whether k is a point of the instruments that count the
 // flow of messages: the messaging conventions' sent and consumed, and
-// topic.subscription.matched.
+// topic.subscription.matched; process, of the histogram of handler calls.
 func flow(k string) bool {
-	return strings.HasPrefix(k, "messaging.") || strings.HasPrefix(k, "topic.subscription.matched{")
+	return strings.HasPrefix(k, "messaging.client.") || strings.HasPrefix(k, "topic.subscription.matched{")
 }
 
+func process(k string) bool { return strings.HasPrefix(k, "messaging.process.duration{") }
+
 // diff fails t with the points of got and want that differ. Unless want
-// has a point of the flow instruments, it compares the others only: the
-// tests of the flow say what they are (TestTheFlowFollowsTheMessagingConventions).
+// has a point of the flow instruments, it compares the others only, and
+// the same for the histogram of handler calls: the tests of these say
+// what they are (TestTheFlowFollowsTheMessagingConventions,
+// TestHandlerCallsAreTimed).
 func diff(t *testing.T, got, want reading) {
 	t.Helper()
-	if !slices.ContainsFunc(slices.Collect(maps.Keys(want)), flow) {
-		got = maps.Clone(got)
-		maps.DeleteFunc(got, func(k string, _ int64) bool { return flow(k) })
+	for _, group := range []func(string) bool{flow, process} {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(want)), group) {
+			got = maps.Clone(got)
+			maps.DeleteFunc(got, func(k string, _ int64) bool { return group(k) })
+		}
 	}
 	keys := slices.Sorted(maps.Keys(merge(got, want)))
 	var b strings.Builder
@@ -514,4 +526,88 @@ func TestTheFlowFollowsTheMessagingConventions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Each call of a handler's function is recorded in the messaging
+// conventions' histogram messaging.process.duration, in seconds, with
+// error.type for a failure: the error's type, or "panic"; and no longer
+// once the registration is gone.
+func TestHandlerCallsAreTimed(t *testing.T) {
+	var b topic.Broker
+	shutdown(t, &b)
+	mp, r := newProvider(t)
+	reg, err := topicotel.Register(&b, mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Handle(func(_ context.Context, o order) error {
+		switch o.ID {
+		case 1:
+			time.Sleep(20 * time.Millisecond)
+		case 2:
+			return errors.New("refused")
+		case 3:
+			panic("three")
+		}
+		return nil
+	}, topic.Name[order]("billing"), topic.Buffer[order](8))
+	for id := range 4 {
+		b.Publish(order{id})
+	}
+	if err := b.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	at := func(errType string) string {
+		e := ""
+		if errType != "" {
+			e = "error.type=" + errType + ","
+		}
+		return "messaging.process.duration{" + e + "messaging.destination.name=topicotel_test.order," +
+			"messaging.destination.subscription.name=billing,messaging.operation.name=process,messaging.operation.type=process,messaging.system=topic}"
+	}
+	got := collect(t, r)
+	want := reading{at(""): 2, at("*errors.errorString"): 1, at("panic"): 1}
+	for k := range got {
+		if !process(k) {
+			delete(got, k)
+		}
+	}
+	diff(t, got, want)
+
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			h, ok := m.Data.(metricdata.Histogram[float64])
+			if !ok {
+				continue
+			}
+			if m.Unit != "s" {
+				t.Errorf("%s: unit %q, want s", m.Name, m.Unit)
+			}
+			for _, p := range h.DataPoints {
+				if e, _ := p.Attributes.Value("error.type"); e.AsString() == "" && p.Sum < 0.020 {
+					t.Errorf("the successful calls took %v s in all, want the 20 ms one's at least", p.Sum)
+				}
+			}
+		}
+	}
+
+	// Unregistered, the calls are no longer recorded.
+	if err := reg.Unregister(); err != nil {
+		t.Fatal(err)
+	}
+	b.Publish(order{0})
+	if err := b.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got = collect(t, r)
+	for k := range got {
+		if !process(k) {
+			delete(got, k)
+		}
+	}
+	diff(t, got, want)
 }
