@@ -169,18 +169,18 @@ func (h *handler[T]) abandon(w *work[T]) {
 // work is the worker's state, kept outside drain so that a panic of f,
 // recovered once per drain rather than once per call, finds it.
 type work[T any] struct {
-	n, published localCounts // counts, and those last published
-	ch, rd       chan T      // the queue and the re-drive queue; nil once closed and empty
-	feed         feed[T]     // a follower's log, instead of the queues (see Follow)
-	off          uint64      // v's offset, from feed
-	v            T           // the value being handled
-	redriven     bool        // v came from the re-drive queue
-	attempt      int         // v's attempt in progress or next; 0: none
-	inCall       bool        // f is running
+	n, published localCounts  // counts, and those last published
+	ch, rd       chan T       // the queue and the re-drive queue; nil once closed and empty
+	feed         feed[T]      // a follower's log, instead of the queues (see Follow)
+	off          uint64       // v's offset, from feed
+	v            T            // the value being handled
+	redriven     bool         // v came from the re-drive queue
+	attempt      int          // v's attempt in progress or next; 0: none
+	inCall       bool         // f is running
 	timers       []*callTimer // the TimeCalls functions when the call in progress began
 	began        time.Time    // when it began, if timers is not nil
-	exited       bool        // f called runtime.Goexit
-	ended        bool        // the queues were closed and emptied: the worker ends
+	exited       bool         // f called runtime.Goexit
+	ended        bool         // the queues were closed and emptied: the worker ends
 	cancel       context.CancelFunc
 }
 

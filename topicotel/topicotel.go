@@ -210,11 +210,11 @@ type instruments struct {
 	count, queued, capacity        metric.Int64ObservableUpDownCounter
 	lost, matched                  metric.Int64ObservableCounter
 	handled, retried, deadLettered metric.Int64ObservableCounter
-	offset, committed                        metric.Int64ObservableGauge
-	lag                                      metric.Int64ObservableUpDownCounter
-	appended                                 metric.Int64ObservableCounter
-	oldest                                   metric.Int64ObservableGauge
-	kept                                     metric.Int64ObservableUpDownCounter
+	offset, committed              metric.Int64ObservableGauge
+	lag                            metric.Int64ObservableUpDownCounter
+	appended                       metric.Int64ObservableCounter
+	oldest                         metric.Int64ObservableGauge
+	kept                           metric.Int64ObservableUpDownCounter
 }
 
 // newInstruments creates the instruments on m, and returns them also as a
@@ -273,11 +273,11 @@ type reporter struct {
 	attrs []attribute.KeyValue // the Attributes option's; never changes
 
 	mu      sync.Mutex
-	gen     uint64               // mu: the collections made
-	subs    map[subKey]*subPoint // mu: the points of the last collection
-	logs    map[logKey]*logPoint // mu
+	gen     uint64                 // mu: the collections made
+	subs    map[subKey]*subPoint   // mu: the points of the last collection
+	logs    map[logKey]*logPoint   // mu
 	topics  map[string]*topicPoint // mu: by type
-	touched []*subPoint          // mu: the points of this collection, in order; reused
+	touched []*subPoint            // mu: the points of this collection, in order; reused
 }
 
 // A subKey names the point of the subscriptions of one type and name.
