@@ -15,24 +15,7 @@ import (
 )
 
 // calls collects what TimeCalls reports.
-type calls struct {
-	mu  sync.Mutex
-	got []topic.Call
-}
-
-func (c *calls) add(x topic.Call) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.got = append(c.got, x)
-}
-
-func (c *calls) take() []topic.Call {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	got := c.got
-	c.got = nil
-	return got
-}
+type calls = collector[topic.Call]
 
 // TimeCalls reports every call of every handler's function: its type and
 // name, the attempt, how long it ran, what it returned, a panic as a

@@ -23,10 +23,6 @@ type LogStats struct {
 //	{"type":"main.Price","count":1000,"age":"0s","no_time":false,"keyed":true,
 //	 "oldest":12,"next":40,"kept":3}
 func (st LogStats) MarshalJSON() ([]byte, error) {
-	typ := ""
-	if st.Type != nil {
-		typ = st.Type.String()
-	}
 	return json.Marshal(struct {
 		Type   string `json:"type"`
 		Count  int    `json:"count"`
@@ -36,7 +32,7 @@ func (st LogStats) MarshalJSON() ([]byte, error) {
 		Oldest uint64 `json:"oldest"`
 		Next   uint64 `json:"next"`
 		Kept   int    `json:"kept"`
-	}{typ, st.Retention.Count, st.Retention.Age.String(), st.Retention.NoTime, st.Keyed, st.Oldest, st.Next, st.Kept})
+	}{typeName(st.Type), st.Retention.Count, st.Retention.Age.String(), st.Retention.NoTime, st.Keyed, st.Oldest, st.Next, st.Kept})
 }
 
 // Logs returns a snapshot of the log of every retained type, ordered by

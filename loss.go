@@ -5,7 +5,7 @@ package topic
 // exported Lost, which a package under internal/ cannot name (the root
 // package imports it), so that it would need those types to move there and
 // come back as aliases in the public API, or a translation on the drop
-// path; and its counts on that path (tryAddFull), called from generic
+// path; and its counts on that path (tryAdd), called from generic
 // code, would be calls there rather than inlined, as the guard's would be
 // (see the top of guard.go).
 
@@ -208,7 +208,7 @@ const (
 	fullAlone = Skipped + 1
 )
 
-var lossSlot = [...]uint8{Full: 0, Evicted: 1, Failed: 2, Closed: 3, Skipped: 4, fullAlone: 5}
+var lossSlot = [...]uint8{Full: fullSlot, Evicted: 1, Failed: 2, Closed: 3, Skipped: 4, fullAlone: aloneSlot}
 
 type lossStripe struct {
 	n [lossSlots]atomic.Uint64
@@ -231,29 +231,25 @@ func (c *lossCounter) add(k Cause) {
 // addFull is add(Full), without the load of the cause's slot: the drop
 // path's count.
 func (c *lossCounter) addFull() {
-	if !c.tryAddFull() {
+	if !c.tryAdd(fullSlot) {
 		c.addStriped(Full)
 	}
 }
 
-// tryAddFull counts one Full with one compare-and-swap, unless the counts
-// are striped or the compare-and-swap fails (a contention), and reports
-// whether it did. It is inlined.
-func (c *lossCounter) tryAddFull() bool {
-	if c.stripes.Load() != nil {
-		return false
-	}
-	x := &c.base[0] // lossSlot[Full]
-	old := x.Load()
-	return x.CompareAndSwap(old, old+1)
-}
+// The slots of Full and fullAlone (lossSlot's), for tryAdd's callers.
+const (
+	fullSlot  = 0
+	aloneSlot = 5
+)
 
-// tryAddAlone is tryAddFull, counted as fullAlone.
-func (c *lossCounter) tryAddAlone() bool {
+// tryAdd counts one loss in slot i (fullSlot or aloneSlot) with one
+// compare-and-swap, unless the counts are striped or the compare-and-swap
+// fails (a contention), and reports whether it did. It is inlined.
+func (c *lossCounter) tryAdd(i int) bool {
 	if c.stripes.Load() != nil {
 		return false
 	}
-	x := &c.base[5] // lossSlot[fullAlone]
+	x := &c.base[i]
 	old := x.Load()
 	return x.CompareAndSwap(old, old+1)
 }
@@ -261,10 +257,10 @@ func (c *lossCounter) tryAddAlone() bool {
 // alone returns the count of fullAlone, whether or not the Full count is
 // frozen.
 func (c *lossCounter) alone() uint64 {
-	n := c.base[5].Load()
+	n := c.base[aloneSlot].Load()
 	if s := c.stripes.Load(); s != nil {
 		for j := range s {
-			n += s[j].n[5].Load()
+			n += s[j].n[aloneSlot].Load()
 		}
 	}
 	return n
@@ -361,5 +357,5 @@ func (c *lossCounter) sumAlone() (Lost, uint64) {
 			}
 		}
 	}
-	return Lost{Full: n[0] + n[5], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}, n[5]
+	return Lost{Full: n[fullSlot] + n[aloneSlot], Evicted: n[1], Failed: n[2], Closed: n[3], Skipped: n[4]}, n[aloneSlot]
 }

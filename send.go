@@ -40,7 +40,7 @@ func sendDirect[T any](g *guard, e *entry, r *route[T], v T) {
 			if l := &o.sub.lost; !r.alone {
 				l.addFull()
 				e.published.add(1)
-			} else if !l.tryAddAlone() {
+			} else if !l.tryAdd(aloneSlot) {
 				l.addStriped(fullAlone)
 			}
 			return

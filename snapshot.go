@@ -62,11 +62,6 @@ type SubscriptionStats struct {
 //	{"type":"main.Order","name":"orders","policy":"drop-newest","capacity":64,
 //	 "queued":3,"lost":{"full":0,...},"handler":{"accepted":12,...}}
 func (st SubscriptionStats) MarshalJSON() ([]byte, error) {
-	typ := "" // a SubscriptionStats not made by the broker
-	if st.Type != nil {
-		typ = st.Type.String()
-	}
-
 	return json.Marshal(struct {
 		Type     string         `json:"type"`
 		Name     string         `json:"name"`
@@ -80,7 +75,7 @@ func (st SubscriptionStats) MarshalJSON() ([]byte, error) {
 		Handler  *HandlerStats  `json:"handler,omitempty"`
 		Follower *FollowerStats `json:"follower,omitempty"`
 		Made     string         `json:"made,omitempty"`
-	}{typ, st.Name, st.Policy, st.Capacity, st.Queued, st.Lost, st.Sent, st.Rejected, st.Matched, st.Handler, st.Follower, st.Made})
+	}{typeName(st.Type), st.Name, st.Policy, st.Capacity, st.Queued, st.Lost, st.Sent, st.Rejected, st.Matched, st.Handler, st.Follower, st.Made})
 }
 
 // LossRatio returns the share of what reached the subscription that it
@@ -146,7 +141,8 @@ func (st TopicStats) MarshalJSON() ([]byte, error) {
 	}{typeName(st.Type), st.Published, st.Retained, reaches})
 }
 
-// typeName is t as printed, "" for nil.
+// typeName is t as printed, "" for nil (the type of stats not made by the
+// broker).
 func typeName(t reflect.Type) string {
 	if t == nil {
 		return ""

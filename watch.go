@@ -39,12 +39,8 @@ func (i Incident) Lossy() bool { return i.Lost.Total() > 0 || i.DeadLettered > 0
 //
 //	level=WARN msg="topic: values lost" incident.type=main.Order incident.name=billing incident.full=1523 incident.matched=40210 incident.made=example.com/shop/billing.go:42
 func (i Incident) LogValue() slog.Value {
-	typ := ""
-	if i.Type != nil {
-		typ = i.Type.String()
-	}
 	attrs := make([]slog.Attr, 0, 7)
-	attrs = append(attrs, slog.String("type", typ))
+	attrs = append(attrs, slog.String("type", typeName(i.Type)))
 	if i.Name != "" {
 		attrs = append(attrs, slog.String("name", i.Name))
 	}

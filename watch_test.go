@@ -26,26 +26,30 @@ type (
 	wGone  struct{ N int }
 )
 
-// incidents collects what a Watch reports.
-type incidents struct {
-	mu sync.Mutex
-	is []topic.Incident
+// A collector collects what a function of the broker's (a Watch's, a
+// TimeCalls') is given, from any goroutine.
+type collector[T any] struct {
+	mu  sync.Mutex
+	got []T
 }
 
-func (c *incidents) add(i topic.Incident) {
+func (c *collector[T]) add(x T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.is = append(c.is, i)
+	c.got = append(c.got, x)
 }
 
 // take returns what was collected since the last take.
-func (c *incidents) take() []topic.Incident {
+func (c *collector[T]) take() []T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	is := c.is
-	c.is = nil
-	return is
+	got := c.got
+	c.got = nil
+	return got
 }
+
+// incidents collects what a Watch reports.
+type incidents = collector[topic.Incident]
 
 // counts returns is without where each subscription was made (checked
 // apart), for a comparison of the counts alone.
@@ -883,8 +887,8 @@ func ExampleBroker_Watch() {
 	}
 	stop() // reports what was not reported yet, then returns
 	// Output:
-	// level=INFO msg="topic: values retried" incident.type=topic_test.Mail incident.name=mailer incident.matched=1 incident.retried=1 incident.made=github.com/seedaa7df82c/topic_test/watch_test.go:872
-	// level=WARN msg="topic: values lost" incident.type=topic_test.Order incident.name=billing incident.full=3 incident.matched=5 incident.made=github.com/seedaa7df82c/topic_test/watch_test.go:866
+	// level=INFO msg="topic: values retried" incident.type=topic_test.Mail incident.name=mailer incident.matched=1 incident.retried=1 incident.made=github.com/seedaa7df82c/topic_test/watch_test.go:876
+	// level=WARN msg="topic: values lost" incident.type=topic_test.Order incident.name=billing incident.full=3 incident.matched=5 incident.made=github.com/seedaa7df82c/topic_test/watch_test.go:870
 }
 
 // Lossy tells a loss (or a dead letter) from a retry that succeeded.
