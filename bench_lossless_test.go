@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seedaa7df82c/topic"
+	"github.com/seedaa7df82c/topic/internal/hist"
 )
 
 // losslessWindow is how far the slowest consumer may fall behind the
@@ -23,8 +24,10 @@ import (
 // keeps, so that nothing is dropped, evicted or trimmed unread.
 const losslessWindow = 1024
 
-// A losslessMode starts n consumers of Value on br that each count every
-// value they take in counts[i], and returns how to publish one value.
+// A losslessMode starts a consumer of Value on br for each of cs, which
+// takes every value it receives, and returns how to publish one value.
+// window is how far a consumer may fall behind and lose nothing: the
+// capacity of a channel or a handler's queue, half what a log keeps.
 // cleanup, run after the timer stops, ends them.
 type losslessMode struct {
 	name string
@@ -32,24 +35,50 @@ type losslessMode struct {
 	// losslessWindow behind (a topic publisher never blocks: without it a
 	// consumer would fall behind for ever); the baseline blocks instead.
 	paced bool
-	start func(b *testing.B, br *topic.Broker, counts []paddedCount) (publish func(Value), cleanup func())
+	// lossy: the mode may drop (the latency benchmark's plain Subscribe);
+	// its losses are reported, not failed.
+	lossy bool
+	start func(b *testing.B, br *topic.Broker, cs []consumer, window int) (publish func(Value), cleanup func())
 }
 
-// A paddedCount is one consumer's count, on a cache line of its own.
-type paddedCount struct {
-	n atomic.Int64
-	_ [56]byte
+// A consumer counts the values it takes, and if lat is set records the
+// latency of each: the time since the Publish its A field stamps, in
+// nanoseconds since base. Each is on cache lines of its own.
+type consumer struct {
+	n    atomic.Int64
+	lat  *hist.Histogram
+	base time.Time
+	_    [32]byte
+}
+
+// take takes one value.
+func (c *consumer) take(v Value) {
+	if c.lat != nil {
+		c.lat.Record(time.Since(c.base) - time.Duration(v.A))
+	}
+	c.n.Add(1)
+}
+
+// takeRecords takes a batch read from a follower.
+func (c *consumer) takeRecords(rs []topic.Record[Value]) {
+	if c.lat != nil {
+		now := time.Since(c.base)
+		for _, r := range rs {
+			c.lat.Record(now - time.Duration(r.Value.A))
+		}
+	}
+	c.n.Add(int64(len(rs)))
 }
 
 var losslessModes = []losslessMode{
-	{name: "channel", start: func(b *testing.B, _ *topic.Broker, counts []paddedCount) (func(Value), func()) {
-		chs := make([]chan Value, len(counts))
+	{name: "channel", start: func(b *testing.B, _ *topic.Broker, cs []consumer, window int) (func(Value), func()) {
+		chs := make([]chan Value, len(cs))
 		var wg sync.WaitGroup
 		for i := range chs {
-			chs[i] = make(chan Value, losslessWindow)
+			chs[i] = make(chan Value, window)
 			wg.Go(func() {
-				for range chs[i] {
-					counts[i].n.Add(1)
+				for v := range chs[i] {
+					cs[i].take(v)
 				}
 			})
 		}
@@ -64,16 +93,16 @@ var losslessModes = []losslessMode{
 				wg.Wait()
 			}
 	}},
-	{name: "channel-follower", paced: true, start: func(b *testing.B, br *topic.Broker, counts []paddedCount) (func(Value), func()) {
-		br.Retain[Value](topic.Retention{Count: 2 * losslessWindow})
+	{name: "channel-follower", paced: true, start: func(b *testing.B, br *topic.Broker, cs []consumer, window int) (func(Value), func()) {
+		br.Retain[Value](topic.Retention{Count: 2 * window})
 		var wg sync.WaitGroup
 		var cancels []func()
-		for i := range counts {
-			ch, cancel := br.Subscribe(topic.Follow[Value](), topic.Buffer[Value](losslessWindow))
+		for i := range cs {
+			ch, cancel := br.Subscribe(topic.Follow[Value](), topic.Buffer[Value](window))
 			cancels = append(cancels, cancel)
 			wg.Go(func() {
-				for range ch {
-					counts[i].n.Add(1)
+				for v := range ch {
+					cs[i].take(v)
 				}
 			})
 		}
@@ -84,17 +113,17 @@ var losslessModes = []losslessMode{
 			wg.Wait()
 		}
 	}},
-	{name: "batch-follower", paced: true, start: func(b *testing.B, br *topic.Broker, counts []paddedCount) (func(Value), func()) {
-		br.Retain[Value](topic.Retention{Count: 2 * losslessWindow})
+	{name: "batch-follower", paced: true, start: func(b *testing.B, br *topic.Broker, cs []consumer, window int) (func(Value), func()) {
+		br.Retain[Value](topic.Retention{Count: 2 * window})
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		for i := range counts {
+		for i := range cs {
 			f := br.Follow[Value]()
 			wg.Go(func() {
 				defer f.Close()
 				buf := make([]topic.Record[Value], 64)
 				for f.Wait(ctx) == nil {
-					counts[i].n.Add(int64(f.Read(buf)))
+					cs[i].takeRecords(buf[:f.Read(buf)])
 				}
 			})
 		}
@@ -103,13 +132,13 @@ var losslessModes = []losslessMode{
 			wg.Wait()
 		}
 	}},
-	{name: "handler", paced: true, start: func(b *testing.B, br *topic.Broker, counts []paddedCount) (func(Value), func()) {
+	{name: "handler", paced: true, start: func(b *testing.B, br *topic.Broker, cs []consumer, window int) (func(Value), func()) {
 		var stops []func()
-		for i := range counts {
-			stops = append(stops, br.Handle(func(context.Context, Value) error {
-				counts[i].n.Add(1)
+		for i := range cs {
+			stops = append(stops, br.Handle(func(_ context.Context, v Value) error {
+				cs[i].take(v)
 				return nil
-			}, topic.Buffer[Value](losslessWindow)))
+			}, topic.Buffer[Value](window)))
 		}
 		return func(v Value) { br.Publish(v) }, func() {
 			for _, s := range stops {
@@ -117,12 +146,12 @@ var losslessModes = []losslessMode{
 			}
 		}
 	}},
-	{name: "handler-follower", paced: true, start: func(b *testing.B, br *topic.Broker, counts []paddedCount) (func(Value), func()) {
-		br.Retain[Value](topic.Retention{Count: 2 * losslessWindow})
+	{name: "handler-follower", paced: true, start: func(b *testing.B, br *topic.Broker, cs []consumer, window int) (func(Value), func()) {
+		br.Retain[Value](topic.Retention{Count: 2 * window})
 		var stops []func()
-		for i := range counts {
-			stops = append(stops, br.Handle(func(context.Context, Value) error {
-				counts[i].n.Add(1)
+		for i := range cs {
+			stops = append(stops, br.Handle(func(_ context.Context, v Value) error {
+				cs[i].take(v)
 				return nil
 			}, topic.Follow[Value]()))
 		}
@@ -154,15 +183,9 @@ func BenchmarkLossless(b *testing.B) {
 func benchLossless(b *testing.B, m losslessMode, n int) {
 	var br topic.Broker
 	defer br.Shutdown(context.Background())
-	counts := make([]paddedCount, n)
-	publish, cleanup := m.start(b, &br, counts)
-	slowest := func() int64 {
-		least := counts[0].n.Load()
-		for i := range counts[1:] {
-			least = min(least, counts[i+1].n.Load())
-		}
-		return least
-	}
+	counts := make([]consumer, n)
+	publish, cleanup := m.start(b, &br, counts, losslessWindow)
+	slowest := func() int64 { return slowestOf(counts) }
 	// waitFor waits until every consumer has taken target values, and
 	// fails the benchmark if they stop short (a value lost: they would
 	// never get there), naming the losses the broker counted.
@@ -208,6 +231,15 @@ func benchLossless(b *testing.B, m losslessMode, n int) {
 			b.Fatalf("%s: consumer %d took %d values of %d", m.name, i, got, b.N)
 		}
 	}
+}
+
+// slowestOf is the least count of cs.
+func slowestOf(cs []consumer) int64 {
+	least := cs[0].n.Load()
+	for i := range cs[1:] {
+		least = min(least, cs[i+1].n.Load())
+	}
+	return least
 }
 
 // losses names each subscription of br that counted a loss, of any cause,
