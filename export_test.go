@@ -66,3 +66,16 @@ func (b *Broker) EnterGuard() (exit func()) {
 	c := g.enter()
 	return func() { g.exit(c) }
 }
+
+// Wakes returns how many times the live follower of T named name, of any
+// kind, has been woken from a wait (see waiter.woken).
+func Wakes[T any](b *Broker, name string) uint64 {
+	l := b.logOf[T]()
+	l.names.mu.Lock()
+	defer l.names.mu.Unlock()
+	d := l.names.m[name]
+	if d == nil || d.live == nil {
+		panic("Wakes: no live follower named " + name)
+	}
+	return d.live.(*follower[T]).wake.woken.Load()
+}

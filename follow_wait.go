@@ -102,6 +102,7 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 				return errStop
 			}
 		}
+		f.wake.woken.Add(1)
 		f.l.waiters.remove(f.wake)
 	}
 }
@@ -152,6 +153,10 @@ type waiter struct {
 	// mu held. Only its follower adds it, so once its follower loads -1 it
 	// stays -1 until that follower adds it again.
 	i atomic.Int32
+	// woken counts its follower's wake-ups: every return from a blocking
+	// wait, whatever woke it. A wait costs a park and an unpark; the count
+	// is what shows that an idle follower is not woken (the tests).
+	woken atomic.Uint64
 }
 
 func newWaiter() *waiter {
