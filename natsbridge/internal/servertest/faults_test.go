@@ -356,6 +356,17 @@ func nodeOf(c *cluster, url string) string {
 	return url
 }
 
+// faultCount is n, the values a fault test sends, or a quarter of it with
+// -short (the race step's run): the fault strikes mid-stream either way,
+// and what is checked (nothing missed, what is duplicated bounded) is the
+// same. Without -short (go test in this folder) they send the full count.
+func faultCount(n int) int {
+	if testing.Short() {
+		return n / 4
+	}
+	return n
+}
+
 // A consumer process killed with SIGKILL mid-stream and started again
 // misses nothing: every value the producer process sent is handled, and the
 // duplicates (the messages the dead process handled but whose
@@ -365,8 +376,8 @@ func TestFaultConsumerProcessKilled(t *testing.T) {
 	// 100,000 values through a synchronous export take 20s to 25s here (2
 	// cores: the server, both programs and the test); the consumer handles
 	// about 30,000 a second.
+	n := faultCount(100_000)
 	const (
-		n             = 100_000
 		maxAckPending = 256
 		subject       = "fault.consumer"
 		durable       = "fault-consumer"
@@ -398,7 +409,7 @@ func TestFaultConsumerProcessKilled(t *testing.T) {
 		}
 		return info.State.Msgs
 	}
-	untilCtx(ctx, t, "half the values stored", func() bool { return stored() >= n/2 || !prod.running() },
+	untilCtx(ctx, t, "half the values stored", func() bool { return stored() >= uint64(n/2) || !prod.running() },
 		func() string { return fmt.Sprintf("%d stored", stored()) })
 	cons, _ := startFaultProc(ctx, t, "consumer", consBin, true, consArgs...)
 
@@ -461,7 +472,7 @@ func TestFaultConsumerProcessKilled(t *testing.T) {
 	if dups > maxAckPending {
 		t.Errorf("%d duplicates, above MaxAckPending %d", dups, maxAckPending)
 	}
-	if msgs != n {
+	if msgs != uint64(n) {
 		t.Errorf("the stream holds %d messages, want %d", msgs, n)
 	}
 }
@@ -471,8 +482,8 @@ func TestFaultConsumerProcessKilled(t *testing.T) {
 // the stream stores each value once (the message IDs), and the consumer
 // handles every value at least once.
 func TestFaultServerProcessRestarted(t *testing.T) {
+	n := faultCount(20_000)
 	const (
-		n       = 20_000
 		subject = "fault.restart"
 		stream  = "FAULT_RESTART"
 	)
@@ -493,7 +504,7 @@ func TestFaultServerProcessRestarted(t *testing.T) {
 	published := make(chan error, 1)
 	go func() { published <- publishPaced(ctx, prod, exp, n) }()
 
-	untilCtx(ctx, t, "half the values sent", func() bool { return exp.Stats().Sent >= n/2 },
+	untilCtx(ctx, t, "half the values sent", func() bool { return exp.Stats().Sent >= uint64(n/2) },
 		func() string { return fmt.Sprintf("export %+v", exp.Stats()) })
 	killedAt := time.Now()
 	ps.Kill()
@@ -522,7 +533,7 @@ func TestFaultServerProcessRestarted(t *testing.T) {
 		restarted.Round(time.Millisecond), n/2, n, msgs, calls, calls-n, eh.Handler.Retried, es.PublishErrors, es.Duplicates,
 		exportStall.Round(time.Millisecond), h.stall.get().Round(time.Millisecond),
 		prod.br.Stats().Reconnects, cons.br.Stats().Reconnects, sentIn.Round(time.Millisecond), took.Round(time.Millisecond))
-	if msgs != n {
+	if msgs != uint64(n) {
 		t.Errorf("the stream holds %d messages, want %d: the message IDs should have made the retries duplicates", msgs, n)
 	}
 	if hst.DeadLettered != 0 {
@@ -538,8 +549,8 @@ func TestFaultClusterLeaderLost(t *testing.T) {
 	// A synchronous export to a 3-replica stream, with a consumer beside
 	// it, sends about 250 values a second here under -race (2 cores, three
 	// servers in the test's process): 5,000 take about 20s.
+	n := faultCount(5_000)
 	const (
-		n       = 5_000
 		subject = "fault.cluster"
 		stream  = "FAULT_CLUSTER"
 	)
@@ -578,7 +589,7 @@ func TestFaultClusterLeaderLost(t *testing.T) {
 	published := make(chan error, 1)
 	go func() { published <- publishPaced(ctx, prod, exp, n) }()
 
-	untilCtx(ctx, t, "half the values sent", func() bool { return exp.Stats().Sent >= n/2 },
+	untilCtx(ctx, t, "half the values sent", func() bool { return exp.Stats().Sent >= uint64(n/2) },
 		func() string { return fmt.Sprintf("export %+v", exp.Stats()) })
 	killedAt := time.Now()
 	c.Shutdown(leader)
@@ -616,7 +627,7 @@ func TestFaultClusterLeaderLost(t *testing.T) {
 		exportStall.Round(time.Millisecond), h.stall.get().Round(time.Millisecond),
 		nodeOf(c, prod.nc.ConnectedUrl()), prod.br.Stats().Reconnects, nodeOf(c, cons.nc.ConnectedUrl()), cons.br.Stats().Reconnects,
 		ready.Round(time.Millisecond), sentIn.Round(time.Millisecond), took.Round(time.Millisecond))
-	if msgs < n {
+	if msgs < uint64(n) {
 		t.Errorf("the stream holds %d messages, fewer than the %d acknowledged", msgs, n)
 	}
 	if st := hs.Stats(); st.DeadLettered != 0 {
