@@ -212,7 +212,7 @@ func TestLogReadsAcrossNameWraps(t *testing.T) {
 				br.Retain[wrapVal](Retention{Count: count, NoTime: true})
 				l := br.logOf[wrapVal]()
 				r := ring.New[wrapVal](count)
-				total := uint64(max(3000, 6*count))
+				total := uint64(roundsFor(max(3000, 6*count), max(600, 2*count)))
 				start := b - total/2
 				if b == 1<<62-1 {
 					start = b - total - uint64(count) // its last tail is 2^62-1

@@ -210,7 +210,7 @@ func TestRingReadersWhilePublishingAccountForEveryOffset(t *testing.T) {
 		t.Run(fmt.Sprint("count=", count), func(t *testing.T) {
 			var b Broker
 			b.Retain[offsetVal](Retention{Count: count, NoTime: count%2 == 0})
-			total := uint64(max(4000, 6*count))
+			total := uint64(roundsFor(max(4000, 6*count), max(1000, 3*count)))
 			var done atomic.Bool
 			var wg sync.WaitGroup
 			for _, L := range []int{1, 7, 64, 100} {
