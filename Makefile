@@ -41,10 +41,16 @@ BENCHDOC_TIME  = $(or $(TIME),300ms)
 # (make check: dist/check).
 TESTOUT  ?= $(DIST)
 # The tag that leaves out the thousand types of the sweep benchmarks
-# (bench_sweep_test.go): a minute of every test build and of staticcheck,
-# saved where no benchmark runs: test, race and staticcheck leave them out;
-# cover builds them, so that smoke runs the benchmarks from the same build.
+# (bench_sweep_test.go): a minute of every build of the test package,
+# saved where they do not run: test, race, cover and staticcheck leave
+# them out; smoke runs the other benchmarks from cover's build and
+# type-checks the sweeps (go vet).
 NOSWEEPS ?= -tags topic_nosweeps
+# race runs the tests -short: the stress tests run a fraction of their
+# rounds under the detector (which finds a race in any run where two
+# accesses are unordered, not only when they collide), and all of them
+# without it, in cover. SHORT= runs them whole.
+SHORT    ?= -short
 # go vet's every check, run by go test on the packages it builds (by
 # default go test runs a few): race and cover vet every package of every
 # module (the sweeps too), from the export data of their own build, where
@@ -78,8 +84,8 @@ $(DIST):
 test: ## run the tests of every module
 	$(call each,$(GO) test $(NOSWEEPS) $(call count) -run '$(RUN)' $(PKG))
 
-race: | $(DIST) ## the tests of every module under the race detector, uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
-	@MODULES='$(MODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
+race: | $(DIST) ## the tests of every module under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
+	@MODULES='$(MODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
 
 busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core; each round's failed tests in dist/busy-N/
 	bash scripts/busy -n $(ROUNDS) $(MAKE) --no-print-directory race 'TESTOUT=$(DIST)/busy-$$(BUSY_ROUND)'
@@ -96,8 +102,8 @@ layout: ## fail if a module's go.mod replaces a module of this repository (it mu
 	@test -f go.work || { echo "go.work is missing"; exit 1; }
 	@for m in $(PUBLISHED); do cmp -s LICENSE $$m/LICENSE || { echo "$$m/LICENSE is missing or differs from LICENSE: each published module's zip carries it"; exit 1; }; done
 
-cover: | $(DIST) ## coverage of the core and its mechanisms by their tests and the reference's; fails under COVERMIN%; built with the sweeps, so that smoke reuses the build
-	@MODULES=. bash scripts/gotest cover $(TESTOUT) $(VETALL) -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out -run '$(RUN)' . ./internal/reference ./internal/ring
+cover: | $(DIST) ## coverage of the core and its mechanisms by their tests and the reference's; fails under COVERMIN%; smoke reuses its build
+	@MODULES=. bash scripts/gotest cover $(TESTOUT) $(NOSWEEPS) $(VETALL) -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out -run '$(RUN)' . ./internal/reference ./internal/ring
 	@$(GO) tool cover -func=$(DIST)/cover.out | tail -n 1 | tee $(DIST)/cover.txt
 	@awk -v min=$(COVERMIN) '{ sub(/%/, "", $$NF); if ($$NF + 0 < min) { print "coverage " $$NF "% is under " min "%"; exit 1 } }' $(DIST)/cover.txt
 
@@ -154,11 +160,14 @@ escape: | $(DIST) ## escape analysis of the package and its instantiations, heap
 
 lint: vet staticcheck ## go vet and staticcheck on every module
 
-vet: build32 ## go vet on the packages of every module, and the core built for 32-bit platforms (386, arm)
+vet: build32 ## go vet on the packages of every module, and the core built for a 32-bit platform (386)
 	$(GO) vet $(WORKPKGS)
 
-build32: ## the core built for 32-bit platforms (386, arm), where a 64-bit atomic must be aligned and int is 32 bits
-	GOARCH=386 $(GO) build . && GOARCH=arm $(GO) build .
+# 386 stands for every 32-bit platform: the core has no file of its own for
+# any of them (guard_increment.go serves every one but amd64), and their
+# alignment of 64-bit words and size of int are the same.
+build32: ## the core built for a 32-bit platform (386), where a 64-bit atomic must be aligned and int is 32 bits
+	GOARCH=386 $(GO) build .
 
 staticcheck: ## staticcheck on the packages of every module, in one run
 	$(TOOL) staticcheck $(NOSWEEPS) $(WORKPKGS)
@@ -170,8 +179,9 @@ fmt-check: ## fail, listing them, if any Go file of the repository (tracked, or 
 fuzz: ## fuzz each target of FUZZ against its reference model for FUZZTIME (one build, internal/reference); FUZZMIN caps each minimization
 	set -e; cd internal/reference; for f in $(FUZZ); do $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .; done
 
-smoke: | $(DIST) ## every benchmark of every module once, so none rots; the core's from the build of make cover
-	$(GO) test -c -cover -coverpkg=$(COVERPKG) -o $(DIST)/smoke.test .
+smoke: | $(DIST) ## every benchmark of every module once, so none rots; the core's from the build of make cover, its sweeps type-checked
+	$(GO) vet .
+	$(GO) test -c $(NOSWEEPS) -cover -coverpkg=$(COVERPKG) -o $(DIST)/smoke.test .
 	@rm -rf $(DIST)/smoke-cover && mkdir -p $(DIST)/smoke-cover
 	$(DIST)/smoke.test -test.run='^$$' -test.bench=. -test.benchtime=1x -test.gocoverdir=$(DIST)/smoke-cover
 	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x $$($(GO) list ./... | grep -vx '$(CORE)'))
