@@ -266,6 +266,10 @@ func write(w io.Writer, res *benchread.Set, heading string, notes map[string]str
 			fmt.Fprintf(w, "| %s | %s |\n", x.label, median(v, func(m float64) string { return benchread.Format(m, x.unit) }))
 		}
 	}
+	if res.Find(latencyName(latencyCases[0].rate, "channel", latencyCases[0].n)) != nil {
+		title("Latency below saturation")
+		latency(w, res)
+	}
 	rounds := len(values(res, raw, "ns/op"))
 	fmt.Fprintf(w, "\nMedians of %d rounds; ratios are medians of the ratios within each round.\n", rounds)
 }
@@ -315,6 +319,53 @@ func main() {
 		writeSummary(&b, res, st)
 		if err := replaceBlock(*readme, b.Bytes()); err != nil {
 			log.Fatal(err)
+		}
+	}
+}
+
+// latencyCases are the offered rates and consumers of BenchmarkLatency's
+// table, in its order.
+var latencyCases = []struct {
+	rate, label string
+	n           int
+}{
+	{"10k", "10,000/s", 1}, {"100k", "100,000/s", 1}, {"100k", "100,000/s", 10}, {"1000k", "1,000,000/s", 1},
+}
+
+// latencyModes are the modes of BenchmarkLatency, the baseline first.
+var latencyModes = []struct{ mode, label string }{
+	{"channel", "a buffered channel per consumer (**baseline**)"},
+	{"subscribe", "`Subscribe`, lossy"},
+	{"channel-follower", "a channel follower (`Subscribe` with `Follow`)"},
+	{"batch-follower", "a follower reading batches of 64 (`Follow`, `Read`)"},
+	{"handler", "a handler (`Handle`)"},
+	{"handler-follower", "a handler following the log (`Handle` with `Follow`)"},
+}
+
+func latencyName(rate, mode string, n int) string {
+	return fmt.Sprintf("Latency/rate=%s/mode=%s/n=%d", rate, mode, n)
+}
+
+// latency writes the table of BenchmarkLatency: for each offered rate and
+// number of consumers, each mode's p50, p99 and p99.9 of the time from a
+// Publish to a consumer's receipt (medians of the rounds), and its p99 as
+// a ratio to the plain channel's in the same round.
+func latency(w io.Writer, res *benchread.Set) {
+	fmt.Fprintf(w, "| offered rate | consumers | path | p50 | p99 | p99.9 | p99 ratio |\n|---|---:|---|---:|---:|---:|---|\n")
+	for _, c := range latencyCases {
+		base := res.Find(latencyName(c.rate, "channel", c.n))
+		for _, m := range latencyModes {
+			r := res.Find(latencyName(c.rate, m.mode, c.n))
+			if r == nil {
+				continue
+			}
+			ratioText := ""
+			if base != nil && m.mode != "channel" {
+				ratioText = fmt.Sprintf("%.2f× channel", ratio(r.Values["p99-ns"], base.Values["p99-ns"], 1))
+			}
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", c.label, c.n, m.label,
+				median(r.Values["p50-ns"], benchread.Duration), median(r.Values["p99-ns"], benchread.Duration),
+				median(r.Values["p99.9-ns"], benchread.Duration), ratioText)
 		}
 	}
 }
