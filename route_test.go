@@ -358,7 +358,11 @@ var tableTypes = []tableTyped{
 // subscriptions (no resolution under the lock): each insertion in place must
 // be seen by every publication that starts after Subscribe returns.
 func TestTableInsertionsAreSeenByLaterPublications(t *testing.T) {
-	for trial := range 20 {
+	trials := 20
+	if testing.Short() {
+		trials = 8
+	}
+	for trial := range trials {
 		var b topic.Broker
 		// One subscription first, so that the table exists and grows in
 		// place and by doubling while the publishers run.

@@ -519,7 +519,7 @@ type starveVal struct{ P, I int }
 func TestSeqAPublisherInALoopDoesNotStarveAnother(t *testing.T) {
 	var b Broker
 	b.Retain[starveVal](Retention{Count: 64, NoTime: true})
-	subs := 20000
+	subs := roundsFor(20000, 5000)
 	for range subs {
 		_, c := b.Subscribe[Record[starveVal]](Buffer[Record[starveVal]](1))
 		defer c()
