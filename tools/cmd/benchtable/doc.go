@@ -49,7 +49,9 @@ var notes = map[string]string{
 		"99th and 99.9th percentiles over every value, from a histogram exact to 0.8 %. The " +
 		"publisher stamps each value just before its `Publish` and yields the processor until the " +
 		"next is due. A tail of milliseconds that the plain channel, with no broker, shows too " +
-		"is the machine's: a consumer waiting for a processor.",
+		"is the machine's: a consumer waiting for a processor. On a shared machine the 99th " +
+		"percentile and above move several-fold between runs of the same mode, the channel's " +
+		"included: compare them over several runs, not one table.",
 	"Followers": "Followers read the log at their own pace: the publisher's cost with followers " +
 		"reading, waiting or not, the reads themselves per value, and the wake-up of a parked " +
 		"follower against a goroutine woken from a channel receive.",
