@@ -181,7 +181,7 @@ fmt-check: ## fail, listing them, if any Go file of the repository (tracked, or 
 fuzz: ## fuzz each target of FUZZ against its reference model for FUZZTIME (one build, internal/reference); FUZZMIN caps each minimization
 	set -e; cd internal/reference; for f in $(FUZZ); do $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .; done
 
-smoke: | $(DIST) ## every benchmark of every module once, so none rots; the core's from the build of make cover, its sweeps type-checked
+smoke: | $(DIST) ## every benchmark of every module once, so none rots, but the core's sweeps, which it type-checks; the core's from the build of make cover
 	$(GO) vet .
 	$(GO) test -c $(NOSWEEPS) -cover -coverpkg=$(COVERPKG) -o $(DIST)/smoke.test .
 	@rm -rf $(DIST)/smoke-cover && mkdir -p $(DIST)/smoke-cover
