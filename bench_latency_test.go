@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,23 +19,7 @@ import (
 var latencyModes = append(losslessModes[:len(losslessModes):len(losslessModes)], losslessMode{
 	name: "subscribe", lossy: true,
 	start: func(b *testing.B, br *topic.Broker, cs []consumer, window int) (func(Value), func()) {
-		var wg sync.WaitGroup
-		var cancels []func()
-		for i := range cs {
-			ch, cancel := br.Subscribe(topic.Buffer[Value](window))
-			cancels = append(cancels, cancel)
-			wg.Go(func() {
-				for v := range ch {
-					cs[i].take(v)
-				}
-			})
-		}
-		return func(v Value) { br.Publish(v) }, func() {
-			for _, c := range cancels {
-				c()
-			}
-			wg.Wait()
-		}
+		return channelConsumers(br, cs, topic.Buffer[Value](window))
 	}})
 
 // latencyWindow is how far a consumer may fall behind and lose nothing

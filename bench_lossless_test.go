@@ -95,23 +95,7 @@ var losslessModes = []losslessMode{
 	}},
 	{name: "channel-follower", paced: true, start: func(b *testing.B, br *topic.Broker, cs []consumer, window int) (func(Value), func()) {
 		br.Retain[Value](topic.Retention{Count: 2 * window})
-		var wg sync.WaitGroup
-		var cancels []func()
-		for i := range cs {
-			ch, cancel := br.Subscribe(topic.Follow[Value](), topic.Buffer[Value](window))
-			cancels = append(cancels, cancel)
-			wg.Go(func() {
-				for v := range ch {
-					cs[i].take(v)
-				}
-			})
-		}
-		return func(v Value) { br.Publish(v) }, func() {
-			for _, c := range cancels {
-				c()
-			}
-			wg.Wait()
-		}
+		return channelConsumers(br, cs, topic.Follow[Value](), topic.Buffer[Value](window))
 	}},
 	{name: "batch-follower", paced: true, start: func(b *testing.B, br *topic.Broker, cs []consumer, window int) (func(Value), func()) {
 		br.Retain[Value](topic.Retention{Count: 2 * window})
@@ -230,6 +214,29 @@ func benchLossless(b *testing.B, m losslessMode, n int) {
 		if got := counts[i].n.Load(); got != int64(b.N) {
 			b.Fatalf("%s: consumer %d took %d values of %d", m.name, i, got, b.N)
 		}
+	}
+}
+
+// channelConsumers subscribes to Value on br, with opts, for each of cs a
+// channel that a goroutine of its own ranges over, taking every value; it
+// returns how to publish, and how to cancel them and wait for their ends.
+func channelConsumers(br *topic.Broker, cs []consumer, opts ...topic.Option[Value]) (publish func(Value), cleanup func()) {
+	var wg sync.WaitGroup
+	var cancels []func()
+	for i := range cs {
+		ch, cancel := br.Subscribe(opts...)
+		cancels = append(cancels, cancel)
+		wg.Go(func() {
+			for v := range ch {
+				cs[i].take(v)
+			}
+		})
+	}
+	return func(v Value) { br.Publish(v) }, func() {
+		for _, c := range cancels {
+			c()
+		}
+		wg.Wait()
 	}
 }
 
