@@ -77,12 +77,6 @@ func (b *Broker) setTimersLocked(list []*callTimer) {
 func (h *handler[T]) timed(timers []*callTimer, attempt int, began time.Time, err error) {
 	c := Call{Type: reflect.TypeFor[T](), Name: h.s.name(), Attempt: attempt, Duration: time.Since(began), Err: err}
 	for _, t := range timers {
-		callTimed(t.f, c)
+		callHook(t.f, c)
 	}
-}
-
-// callTimed calls f with c, recovering its panic, as callOnLoss does.
-func callTimed(f func(Call), c Call) {
-	defer func() { _ = recover() }()
-	f(c)
 }

@@ -161,7 +161,7 @@ func (h *handler[T]) abandon(w *work[T]) {
 	h.counts.store(&w.n, &w.published)
 	if o := h.s.opt; o != nil && o.onLoss != nil {
 		for _, l := range lost {
-			callOnLoss(o.onLoss, l)
+			callHook(o.onLoss, l)
 		}
 	}
 }
@@ -453,6 +453,6 @@ func (h *handler[T]) lose(w *work[T], l Loss[T]) {
 		w.n.errored++
 	}
 	if o := h.s.opt; o != nil && o.onLoss != nil {
-		callOnLoss(o.onLoss, l)
+		callHook(o.onLoss, l)
 	}
 }

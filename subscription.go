@@ -184,7 +184,7 @@ func (s *sub[T]) closeLocked() {
 func (s *sub[T]) skip(first, n uint64) {
 	s.lost.addN(Skipped, n)
 	if s.opt != nil && s.opt.onLoss != nil {
-		callOnLoss(s.opt.onLoss, Loss[T]{Cause: Skipped, Offset: first, Count: n})
+		callHook(s.opt.onLoss, Loss[T]{Cause: Skipped, Offset: first, Count: n})
 	}
 }
 
@@ -283,7 +283,7 @@ func (s *sub[T]) reportClosed(v any, own bool) {
 	} else {
 		l.Source = v // the value a From function would have been given
 	}
-	callOnLoss(s.opt.onLoss, l)
+	callHook(s.opt.onLoss, l)
 }
 
 // A subscription is its own last source.
@@ -407,7 +407,7 @@ func (s *sub[T]) report(l Loss[T], later *lossBuffer[T]) {
 		later.add(s, l)
 		return
 	}
-	callOnLoss(s.opt.onLoss, l)
+	callHook(s.opt.onLoss, l)
 }
 
 // A lossBuffer keeps losses to report to OnLoss functions once the caller
@@ -436,18 +436,19 @@ func (b *lossBuffer[T]) add(s *sub[T], l Loss[T]) {
 // report hands the losses kept to their OnLoss functions.
 func (b *lossBuffer[T]) report() {
 	for _, p := range b.fixed[:b.n] {
-		callOnLoss(p.s.opt.onLoss, p.l)
+		callHook(p.s.opt.onLoss, p.l)
 	}
 	for _, p := range b.more {
-		callOnLoss(p.s.opt.onLoss, p.l)
+		callHook(p.s.opt.onLoss, p.l)
 	}
 }
 
-// callOnLoss calls f, recovering its panic: a lost-value hook must not take
-// the publisher down.
-func callOnLoss[T any](f func(Loss[T]), l Loss[T]) {
+// callHook calls a hook of the user's (an OnLoss or a TimeCalls function)
+// with a, recovering its panic: a hook must not take the publisher or the
+// handler down.
+func callHook[A any](f func(A), a A) {
 	defer func() { _ = recover() }()
-	f(l)
+	f(a)
 }
 
 func (s *sub[T]) stats() SubscriptionStats {
