@@ -110,9 +110,9 @@
 // publication does no work for it beyond waking it if it waits. It comes in
 // three forms: Broker.Follow (pull: Read, Next, Seek, Commit), and the
 // Follow option of Subscribe (a channel fed by a goroutine that waits for
-// room) and of Handle (a handler that takes each value from the log once it
-// is done with the one before, so that retries hold back the log, not a
-// queue). Only retention makes a follower lose: when the values at its
+// room) and of Handle (a handler that reads a few values at a time from the
+// log and calls its function with each in turn, so that retries hold back
+// the log, not a queue). Only retention makes a follower lose: when the values at its
 // offset are trimmed, it jumps to the oldest kept and learns how many it
 // missed, as a record's Skipped field, an OnLoss report and the Skipped
 // count of its stats. A Name makes a follower durable within the process:

@@ -189,9 +189,10 @@ func AckWait[T any](d time.Duration) Option[T] {
 // pace, like a Follower, instead of receiving what publishers send. A
 // channel follower is fed by a goroutine of its own, which waits for room in
 // the channel rather than lose a value: a slow receiver loses nothing while
-// the log keeps it. A handler follower takes each value from the log once it
-// is done with the one before: with Retry, a retry's back-off keeps the
-// values after it in the log, not in a queue, however long it takes. Replay,
+// the log keeps it. A handler follower reads what the log has for it, up to
+// 16 values at once, and calls its function with each in turn: with Retry,
+// a retry's back-off holds back at most those, and keeps the values after
+// them in the log, not in a queue, however long it takes. Replay,
 // Name, AckWait (with a Name), OnLoss and Context apply as to Broker.Follow;
 // Buffer sets a channel follower's capacity (one by default). From and
 // Overflow make Subscribe and Handle panic. Subscribe and Handle panic if
@@ -208,7 +209,9 @@ func AckWait[T any](d time.Duration) Option[T] {
 // or the value is dead-lettered or lost. Broker.Seek moves a named one. A
 // handler follower's queue is the log: a stop with DiscardOnStop (or a
 // Shutdown whose context ends) discards the value in hand, and leaves the
-// values after it in the log, uncommitted.
+// values after it in the log, uncommitted (those it had read and not yet
+// given its function go back). Its FollowerStats count what it has read:
+// its Offset may be ahead of the value in hand by up to 16.
 func Follow[T any]() Option[T] { return follow[T](followChannel) }
 
 // follow is the Follow option, for a channel, a handler or a Follower.

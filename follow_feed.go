@@ -19,7 +19,16 @@ type feed[V any] interface {
 	// because the follower quit goes to unsent.
 	sendBatch(stop <-chan struct{}, ch chan<- V, n int, unsent func(V)) (sent int, last uint64, err error)
 	commit(off uint64)
-	tryNext() (v V, off uint64, ok bool)
+	// readBatch reads what is readable now, up to n values (one with
+	// AckWait), without waiting, into the batch, and returns how many it
+	// read; handOut returns the i-th of them and counts it taken, and
+	// putBack ends a batch of k of which the first i were handed out,
+	// returning the others to the log (see follower.putBack). A handler
+	// follower's worker reads so.
+	readBatch(n int) int
+	handOut(i int) (v V, off uint64)
+	putBack(i, k int)
+	current() bool
 	lag() uint64
 	followerStats() *FollowerStats
 	taken() uint64 // the records read
@@ -55,19 +64,15 @@ type (
 	recordFeed[T any] struct{ *follower[T] }
 )
 
-func (f valueFeed[T]) tryNext() (T, uint64, bool) {
-	if f.read(f.buf[:]) == 1 {
-		return f.buf[0].Value, f.buf[0].Offset, true
-	}
-	var zero T
-	return zero, 0, false
+func (f valueFeed[T]) handOut(i int) (T, uint64) {
+	bump(&f.took, 1)
+	r := &f.scratch[i]
+	return r.Value, r.Offset
 }
 
-func (f recordFeed[T]) tryNext() (Record[T], uint64, bool) {
-	if f.read(f.buf[:]) == 1 {
-		return f.buf[0], f.buf[0].Offset, true
-	}
-	return Record[T]{}, 0, false
+func (f recordFeed[T]) handOut(i int) (Record[T], uint64) {
+	bump(&f.took, 1)
+	return f.scratch[i], f.scratch[i].Offset
 }
 
 func (f *follower[T]) quitting() <-chan struct{} { return f.quit }
@@ -131,8 +136,43 @@ func (f *follower[T]) sent(recs []Record[T], i int, err error) (int, uint64, err
 	return i, last, err
 }
 
+// readBatch reads up to n records readable now into the follower's
+// scratch, without counting them taken: handOut counts each as its reader
+// takes it. With AckWait it reads one: a record read starts its wait, which
+// must not run while the records before it are handled.
+func (f *follower[T]) readBatch(n int) int {
+	if f.ack != nil {
+		n = 1
+	}
+	f.before = f.delivered.Load()
+	return f.readAt(f.batch(n), true)
+}
+
+// putBack ends a batch of k records read by readBatch, of which the first
+// i were handed out: it lets go of their values, and returns the others to
+// the log, unread, by moving the position back to the first of them. Their
+// reader handles nothing more: it quits, or a Seek has moved it, or its
+// handler discards. A Seek wins: the position moves back only from where
+// the read left it (the reader alone moves it forward, with a
+// compare-and-swap from where it read; a Seek stores), and what was read is
+// then read again from where the Seek moved it, or passed over. Once moved
+// back, what is past the position is unread again for the seal's count
+// (see unread): delivered goes back to where it stood before the read, or
+// to the first record returned if that is further (all after it are
+// returned; none was committed, as commit follows handOut).
+func (f *follower[T]) putBack(i, k int) {
+	recs := f.scratch[:k]
+	if i < k && f.ack == nil { // with AckWait a batch is one record, handed out at once
+		if o := recs[i].Offset; f.pos.CompareAndSwap(f.lastEnd, o) {
+			f.lastEnd, f.size = o, 0 // size 0: the next read finds o's slot again
+			f.delivered.Store(max(f.before, o))
+		}
+	}
+	clear(recs)
+}
+
 // batch returns the first n records of the follower's scratch, made (once,
-// for a pump) to hold at least n.
+// for a pump or a handler) to hold at least n.
 func (f *follower[T]) batch(n int) []Record[T] {
 	if len(f.scratch) < n {
 		f.scratch = make([]Record[T], n)

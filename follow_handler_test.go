@@ -355,3 +355,68 @@ func TestFollowHandlerAckWaitSlowHandlerInBubble(t *testing.T) {
 		}
 	})
 }
+
+// A handler follower reads what the log has in batches and hands the values
+// to its function one at a time: what it has read and not handed out goes
+// back to the log when a Shutdown whose context ends discards, so that the
+// seal counts it, each value once.
+func TestFollowHandlerFollowerBatchGoesBackToTheLogAtShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[fOrder](topic.Retention{Count: 100})
+		for n := range 10 {
+			b.Publish(fOrder{n})
+		}
+		var calls atomic.Int32
+		b.Handle(func(ctx context.Context, v fOrder) error {
+			calls.Add(1)
+			<-ctx.Done() // holds the first value until Shutdown gives up
+			return ctx.Err()
+		}, topic.Follow[fOrder](), topic.Replay[fOrder](topic.Earliest()), topic.Name[fOrder]("h"))
+		synctest.Wait() // in the call with offset 0, the batch read
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := b.Shutdown(ctx); err == nil {
+			t.Fatal("Shutdown returned nil, want its context's error")
+		}
+		synctest.Wait() // the worker ends
+		st := fsStats[fOrder](t, &b, "h")
+		if calls.Load() != 1 || st.Handler.Handled != 0 {
+			t.Fatalf("%d calls, %d handled; want 1 call, none handled", calls.Load(), st.Handler.Handled)
+		}
+		if got := st.Lost.Total(); got != 10 || st.Matched != 10 {
+			t.Errorf("lost %+v (%d in all), matched %d; want all 10 lost, each once", st.Lost, got, st.Matched)
+		}
+	})
+}
+
+// A Seek made while a handler follower holds a batch (here from its own
+// function) wins: what the batch holds after the value in hand is not
+// handed out, and the handler reads on from where the Seek moved it, back
+// or forward.
+func TestFollowHandlerFollowerSeekDropsTheRestOfItsBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[fOrder](topic.Retention{Count: 100})
+		for n := range 10 {
+			b.Publish(fOrder{n})
+		}
+		var got []int
+		seeks := map[int]uint64{2: 0, 4: 7} // on the value, the offset to seek to; once each
+		stop := b.Handle(func(_ context.Context, v fOrder) error {
+			got = append(got, v.N)
+			if o, ok := seeks[v.N]; ok {
+				delete(seeks, v.N)
+				if !b.Seek[fOrder]("h", o) {
+					t.Error("Seek found no live follower named h")
+				}
+			}
+			return nil
+		}, topic.Follow[fOrder](), topic.Replay[fOrder](topic.Earliest()), topic.Name[fOrder]("h"))
+		synctest.Wait()
+		stop()
+		if want := []int{0, 1, 2, 0, 1, 2, 3, 4, 7, 8, 9}; !slices.Equal(got, want) {
+			t.Errorf("handled %v, want %v", got, want)
+		}
+	})
+}

@@ -43,9 +43,12 @@ type follower[T any] struct {
 	quit  chan struct{} // closed when the subscription is cancelled or closed
 	ended atomic.Bool   // set before quit is closed: cheaper to test
 	buf   [1]Record[T]  // next's; reader only
-	// scratch is a channel follower's pump's batch of records, made at
-	// its first batch; reader only.
+	// scratch is the batch of records of a channel follower's pump or a
+	// handler follower's worker, made at its first batch; before is
+	// delivered as it stood before the worker's last batch (see putBack).
+	// Reader only.
 	scratch []Record[T]
+	before  uint64
 	// sealed is where the follower and its log stood when Shutdown closed
 	// it (see freeze); nil until then.
 	sealed atomic.Pointer[sealPoint]

@@ -147,6 +147,9 @@ func (h *handler[T]) abandon(w *work[T]) {
 		lost = append(lost, Loss[T]{Cause: Errored, Value: w.v, Err: errGoexit})
 		h.settled(w)
 	}
+	if w.feed != nil {
+		h.putBack(w) // the follower's queue is the log
+	}
 	h.s.cancel()
 	for _, q := range []chan T{w.ch, w.rd} {
 		if q == nil {
@@ -173,6 +176,7 @@ type work[T any] struct {
 	ch, rd       chan T       // the queue and the re-drive queue; nil once closed and empty
 	feed         feed[T]      // a follower's log, instead of the queues (see Follow)
 	off          uint64       // v's offset, from feed
+	bi, bn       int          // of feed's batch of bn values, bi are handed out
 	v            T            // the value being handled
 	redriven     bool         // v came from the re-drive queue
 	attempt      int          // v's attempt in progress or next; 0: none
@@ -308,23 +312,52 @@ func (h *handler[T]) nextOfTwo(w *work[T]) bool {
 // nextFollowed is next for a follower: it takes the next value from the log,
 // waiting for one if it has to; false once the follower quits.
 //
+// It reads what the log has, up to followBatch values at once, and hands
+// them out one at a time: one read and one move of the position for the
+// batch. The first value of a batch is handed out as read; each after it
+// only while the follower is current (see follower.current), so that after
+// a Seek returned at most the value in hand is of the old position, and
+// after the follower quit none is handed out. What is left of a batch goes
+// back to the log (putBack), unread: a Seek reads from where it moved to,
+// and a follower that quit leaves it where it would have been had the
+// worker read one value at a time.
+//
 // Discarding (DiscardOnStop, or a Shutdown whose context ended), it takes no
-// more: what follows the value in hand stays in the log, uncommitted, for
-// the follower's name to resume from, rather than be read only to be
-// discarded (which depended on whether the stop had ended the follower yet).
+// more: what follows the value in hand stays in the log (or goes back to
+// it), uncommitted, for the follower's name to resume from, rather than be
+// read only to be discarded (which depended on whether the stop had ended
+// the follower yet).
 func (h *handler[T]) nextFollowed(w *work[T]) bool {
 	for {
 		if h.discarding.Load() {
+			h.putBack(w)
 			return false
 		}
-		if v, off, ok := w.feed.tryNext(); ok {
-			w.v, w.off = v, off
-			return true
+		if w.bi < w.bn {
+			if w.bi == 0 || w.feed.current() {
+				w.v, w.off = w.feed.handOut(w.bi)
+				w.bi++
+				return true
+			}
+		}
+		h.putBack(w)
+		if n := w.feed.readBatch(followBatch); n > 0 {
+			w.bn = n
+			continue
 		}
 		h.counts.store(&w.n, &w.published) // about to wait
 		if w.feed.probeWait(nil, h.probes, h) != nil {
 			return false
 		}
+	}
+}
+
+// putBack ends the worker's batch, if any, returning to the log what it
+// has not handed out.
+func (h *handler[T]) putBack(w *work[T]) {
+	if w.bn > 0 {
+		w.feed.putBack(w.bi, w.bn)
+		w.bi, w.bn = 0, 0
 	}
 }
 

@@ -204,7 +204,7 @@ func (s *sub[T]) pump() {
 	fd := s.opt.feed
 	quit := fd.quitting()
 	// While the channel has room, the pump sends as many values at once
-	// as it has room for (up to pumpBatch), read in one read, and commits
+	// as it has room for (up to followBatch), read in one read, and commits
 	// once for all: its sends never wait. Only the pump sends on s.ch and
 	// only receivers take from it, so the room it sees can only grow until
 	// it sends. With no room it reads one value and waits for room, or
@@ -217,7 +217,7 @@ func (s *sub[T]) pump() {
 	unsent := s.closedUnsent
 loop:
 	for {
-		if room := min(cap(s.ch)-len(s.ch), pumpBatch); room > 0 {
+		if room := min(cap(s.ch)-len(s.ch), followBatch); room > 0 {
 			sent, off, err := fd.sendBatch(nil, s.ch, room, unsent)
 			if sent > 0 {
 				s.sent.add(uint64(sent))
@@ -256,10 +256,11 @@ func (s *sub[T]) closedUnsent(v T) {
 	}
 }
 
-// pumpBatch is the most values a channel follower's pump reads and sends
-// at once: enough to amortize a read and a commit, few enough that its
-// records (kept for the next batch) stay small beside the channel.
-const pumpBatch = 16
+// followBatch is the most values a channel follower's pump reads and sends
+// at once, and a handler follower's worker reads at once: enough to
+// amortize a read (and a pump's commit), few enough that its records (kept
+// for the next batch) stay small beside the channel.
+const followBatch = 16
 
 // pumping returns what is closed once a channel follower's pump has closed
 // its channel, and the pump's goroutine id (0 if not yet known); nil if s
