@@ -44,6 +44,11 @@ type Lib struct {
 	// value a stuck subscriber has not taken, so a run's memory grows with
 	// its length.
 	GrowsWhenStuck bool
+	// Paced reports that the publisher waits for its slowest counting
+	// subscriber to be less than a window behind, as a program that must
+	// lose nothing does with a library whose publisher never waits: it
+	// waits for the subscribers of its own topic, never for a stuck one.
+	Paced bool
 }
 
 // A Bus is one instance of a library. Its methods are called one at a time;
@@ -101,6 +106,13 @@ func (c *Counter) Add() {
 	}
 }
 
+// AddN counts n values, n > 0, as n calls of Add would.
+func (c *Counter) AddN(n int64) {
+	if after := c.n.Add(n); after >= c.want && after-n < c.want {
+		close(c.reached)
+	}
+}
+
 // Load returns the number of values counted so far.
 func (c *Counter) Load() int64 { return c.n.Load() }
 
@@ -120,6 +132,8 @@ var topicNames = func() []string {
 // each column with the first.
 var Libs = []Lib{
 	{Name: "topic", New: newTopicBus},
+	{Name: "topic-follower", New: newTopicFollowers, Lossless: true, Paced: true},
+	{Name: "topic-handler", New: newTopicHandlers, Lossless: true, Paced: true},
 	{Name: "mutex", New: newMutexBus},
 	{Name: "pubsub", New: newPubsubBlocking, Lossless: true, BlocksWhenStuck: true},
 	{Name: "pubsub-try", New: newPubsubTry},

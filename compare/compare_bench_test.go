@@ -3,6 +3,7 @@ package compare_test
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/seedaa7df82c/topic/compare"
 )
@@ -112,6 +113,7 @@ func run(b *testing.B, lib compare.Lib, sc scenario) {
 
 	b.ReportAllocs()
 	b.ResetTimer()
+	start := time.Now()
 	t := 0
 	for range b.N {
 		pubs[t](value)
@@ -123,10 +125,19 @@ func run(b *testing.B, lib compare.Lib, sc scenario) {
 	}
 	if lib.Lossless {
 		for _, c := range counters {
-			<-c.Reached()
+			select {
+			case <-c.Reached():
+			case <-time.After(time.Minute):
+				b.Fatalf("%s: a counting subscriber stopped at %d of %d values", lib.Name, c.Load(), b.N/sc.topics)
+			}
 		}
 	}
+	elapsed := time.Since(start)
 	b.StopTimer()
+	var delivered int64 // within the timed run
+	for _, c := range counters {
+		delivered += c.Load()
+	}
 
 	if stuck != nil {
 		stuck.Release()
@@ -141,4 +152,12 @@ func run(b *testing.B, lib compare.Lib, sc scenario) {
 		pct = 100 * float64(got) / float64(owed)
 	}
 	b.ReportMetric(pct, "delivered-%")
+	// Goodput: the values that reached the counting subscribers while the
+	// timer ran, per second, in all and per subscriber; dropping earns
+	// nothing here.
+	if subs := sc.topics * sc.subs; subs > 0 {
+		rate := float64(delivered) / elapsed.Seconds()
+		b.ReportMetric(rate, "delivered/s")
+		b.ReportMetric(rate/float64(subs), "delivered/s/sub")
+	}
 }

@@ -1,33 +1,107 @@
 package compare
 
 import (
+	"context"
+	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/seedaa7df82c/topic"
 )
 
 // topicBus is this library. A topic is a Go type, so the numbered topics are
-// the distinct types topicValue[H, L]; see typed.go.
+// the distinct types topicValue[H, L]; see typed.go. Its counting
+// subscribers receive in one of three ways (mode).
 type topicBus struct {
 	b       topic.Broker
+	mode    topicMode
 	cancels []func()       // appended by Subscribe and SubscribeStuck
 	wg      sync.WaitGroup // the counting subscribers' goroutines
+	// Per topic, for a paced mode: the counting subscribers, and the
+	// publications made.
+	counters  [Topics][]*Counter
+	published [Topics]atomic.Int64
 }
 
-func newTopicBus() Bus { return new(topicBus) }
+// topicMode is how a topicBus's subscribers receive.
+type topicMode uint8
 
-func (tb *topicBus) Publisher(i int) func(Value) { return typed[i].publisher(&tb.b) }
+const (
+	// topicLossy: Subscribe, a channel of Capacity; a full channel drops
+	// the value, counted, and the publisher never waits.
+	topicLossy topicMode = iota
+	// topicFollower: the type is retained, and each subscriber is a
+	// Follower that reads what the log has, followerBatch records at a time:
+	// the log is its queue, and it loses nothing while it is less than
+	// retained values behind.
+	topicFollower
+	// topicHandler: the type is retained, and each subscriber is a handler
+	// (Handle) that follows the log, with Retry: at least once.
+	topicHandler
+)
+
+// retained is what a retained topic keeps: the publisher is paced to stay
+// within half of it of its slowest subscriber.
+const (
+	retained      = 1 << 14
+	followerBatch = 64
+	paceEvery     = 64
+)
+
+func newTopicBus() Bus       { return new(topicBus) }
+func newTopicFollowers() Bus { return &topicBus{mode: topicFollower} }
+func newTopicHandlers() Bus  { return &topicBus{mode: topicHandler} }
+
+func (tb *topicBus) Publisher(i int) func(Value) {
+	publish := typed[i].publisher(&tb.b, tb.mode != topicLossy)
+	if tb.mode == topicLossy {
+		return publish
+	}
+	n := &tb.published[i]
+	return func(v Value) {
+		publish(v)
+		if k := n.Add(1); k%paceEvery == 0 {
+			tb.pace(i, k)
+		}
+	}
+}
+
+// pace waits while the slowest counting subscriber of topic i is more than
+// half what the log keeps behind k publications; for a second at most
+// without progress, so that a subscriber that lost values (they are
+// counted) holds the publisher no longer.
+func (tb *topicBus) pace(i int, k int64) {
+	cs := tb.counters[i]
+	slowest := func() int64 {
+		s := k
+		for _, c := range cs {
+			s = min(s, c.Load())
+		}
+		return s
+	}
+	last, since := slowest(), time.Now()
+	for s := last; k-s > retained/2; s = slowest() {
+		if s != last {
+			last, since = s, time.Now()
+		} else if time.Since(since) > time.Second {
+			return
+		}
+		runtime.Gosched()
+	}
+}
 
 func (tb *topicBus) Subscribe(i int, c *Counter) {
-	tb.cancels = append(tb.cancels, typed[i].subscribe(&tb.b, c, &tb.wg))
+	tb.counters[i] = append(tb.counters[i], c)
+	tb.cancels = append(tb.cancels, typed[i].subscribe(&tb.b, tb.mode, c, &tb.wg))
 }
 
 // CountedLosses is the broker's own count of what the counting subscribers
-// lost (the subscriptions named "counting").
+// lost (the subscriptions without a name: a stuck one is named).
 func (tb *topicBus) CountedLosses() int64 {
 	var n uint64
 	for _, st := range tb.b.Subscriptions() {
-		if st.Name == "counting" {
+		if st.Name == "" {
 			n += st.Lost.Total()
 		}
 	}
@@ -35,13 +109,13 @@ func (tb *topicBus) CountedLosses() int64 {
 }
 
 func (tb *topicBus) SubscribeStuck(i int) Stuck {
-	s, cancel := typed[i].subscribeStuck(&tb.b)
+	s, cancel := typed[i].subscribeStuck(&tb.b, tb.mode)
 	tb.cancels = append(tb.cancels, cancel)
 	return s
 }
 
-// Close cancels every subscription, which closes its channel and so ends its
-// goroutine once it has received what the channel held.
+// Close cancels every subscription, which ends its goroutine once it has
+// received what it held.
 func (tb *topicBus) Close() {
 	for _, cancel := range tb.cancels {
 		cancel()
@@ -51,18 +125,34 @@ func (tb *topicBus) Close() {
 
 // A topicType is one numbered topic of topicBus, for its type T.
 type topicType struct {
-	publisher      func(b *topic.Broker) func(Value)
-	subscribe      func(b *topic.Broker, c *Counter, wg *sync.WaitGroup) (cancel func())
-	subscribeStuck func(b *topic.Broker) (Stuck, func())
+	publisher      func(b *topic.Broker, retain bool) func(Value)
+	subscribe      func(b *topic.Broker, m topicMode, c *Counter, wg *sync.WaitGroup) (cancel func())
+	subscribeStuck func(b *topic.Broker, m topicMode) (Stuck, func())
 }
 
 func newTopicType[T ~struct{ A, B, C, D int64 }]() topicType {
 	return topicType{
-		publisher: func(b *topic.Broker) func(Value) {
+		publisher: func(b *topic.Broker, retain bool) func(Value) {
+			if retain {
+				b.Retain[T](topic.Retention{Count: retained})
+			}
 			return func(v Value) { b.Publish(T(v)) }
 		},
-		subscribe: func(b *topic.Broker, c *Counter, wg *sync.WaitGroup) func() {
-			ch, cancel := b.Subscribe(topic.Buffer[T](Capacity), topic.Name[T]("counting"))
+		subscribe: func(b *topic.Broker, m topicMode, c *Counter, wg *sync.WaitGroup) func() {
+			switch m {
+			case topicFollower:
+				b.Retain[T](topic.Retention{Count: retained})
+				f := b.Follow[T]()
+				wg.Go(func() { readAll(f, c) })
+				return f.Close
+			case topicHandler:
+				b.Retain[T](topic.Retention{Count: retained})
+				return b.Handle(func(context.Context, T) error {
+					c.Add()
+					return nil
+				}, topic.Follow[T](), topic.Retry[T](topic.RetryPolicy{Attempts: 3, Base: time.Millisecond}))
+			}
+			ch, cancel := b.Subscribe(topic.Buffer[T](Capacity))
 			wg.Go(func() {
 				for range ch {
 					c.Add()
@@ -70,10 +160,29 @@ func newTopicType[T ~struct{ A, B, C, D int64 }]() topicType {
 			})
 			return cancel
 		},
-		subscribeStuck: func(b *topic.Broker) (Stuck, func()) {
-			ch, cancel := b.Subscribe(topic.Buffer[T](Capacity))
+		subscribeStuck: func(b *topic.Broker, m topicMode) (Stuck, func()) {
+			if m != topicLossy {
+				b.Retain[T](topic.Retention{Count: retained})
+				f := b.Follow[T](topic.Name[T]("stuck"))
+				return &stuckFollower[T]{f: f}, f.Close
+			}
+			ch, cancel := b.Subscribe(topic.Buffer[T](Capacity), topic.Name[T]("stuck"))
 			return &stuckChan[T]{ch: ch}, cancel
 		},
+	}
+}
+
+// readAll reads f in batches until it is closed, counting into c.
+func readAll[T any](f *topic.Follower[T], c *Counter) {
+	buf := make([]topic.Record[T], followerBatch)
+	for {
+		if n := f.Read(buf); n > 0 {
+			c.AddN(int64(n))
+			continue
+		}
+		if f.Wait(context.Background()) != nil {
+			return // closed
+		}
 	}
 }
 
@@ -93,4 +202,15 @@ func (s *stuckChan[T]) Release() {
 			}
 		}()
 	})
+}
+
+// stuckFollower is a stuck follower: nothing reads it until Release.
+type stuckFollower[T any] struct {
+	f    *topic.Follower[T]
+	once sync.Once
+}
+
+// Release starts a goroutine that reads and discards until f is closed.
+func (s *stuckFollower[T]) Release() {
+	s.once.Do(func() { go readAll(s.f, NewCounter(0)) })
 }
