@@ -113,6 +113,9 @@ func (c *Counter) AddN(n int64) {
 	}
 }
 
+// Want returns the count whose reach Reached tells.
+func (c *Counter) Want() int64 { return c.want }
+
 // Load returns the number of values counted so far.
 func (c *Counter) Load() int64 { return c.n.Load() }
 

@@ -19,11 +19,13 @@ import (
 	"github.com/seedaa7df82c/topic/tools/internal/benchread"
 )
 
-// palette gives each library drawn its colour, by position in libs(); the
-// first library's (this one's, as the compare module lists it first) is
-// drawn thicker.
+// palette gives each library drawn its colour, by position in libs(): this
+// library's rows first (the compare module lists them first), in reds, then
+// the others.
 var palette = []color.Color{
 	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, // red
+	color.RGBA{R: 0x8c, G: 0x1a, B: 0x1a, A: 0xff}, // dark red
+	color.RGBA{R: 0xf0, G: 0x80, B: 0x80, A: 0xff}, // light red
 	color.RGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff}, // grey
 	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // blue
 	color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}, // cyan
@@ -31,6 +33,8 @@ var palette = []color.Color{
 	color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff}, // olive
 	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, // purple
 	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, // orange
+	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}, // brown
+	color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff}, // pink
 }
 
 var glyphs = []draw.GlyphDrawer{
@@ -51,11 +55,11 @@ func libs(rs *benchread.Set) []string {
 	return names
 }
 
-// style returns the colour and glyph of the i-th library, and the width of
-// its line.
-func style(i int) (color.Color, draw.GlyphDrawer, vg.Length) {
+// style returns the colour and glyph of the i-th library, named lib, and
+// the width of its line: this library's rows (named topic…) thicker.
+func style(i int, lib string) (color.Color, draw.GlyphDrawer, vg.Length) {
 	width := vg.Points(1.5)
-	if i == 0 {
+	if strings.HasPrefix(lib, "topic") {
 		width = vg.Points(3)
 	}
 	return palette[i%len(palette)], glyphs[i%len(glyphs)], width
@@ -74,19 +78,34 @@ func subtitle(rs *benchread.Set, unit string) string {
 	return s
 }
 
-// sweepChart draws ns/op against n for the benchmark base, one line per
+// A metric is what a sweep chart draws: a unit of the benchmarks, and how
+// to title, label and tick it.
+type metric struct {
+	unit   string // as go test writes it: ns/op, delivered/s/sub
+	title  string // the chart's, before " vs " and the x label
+	ylabel string // the y axis's, before " (log scale)"
+	ticks  plot.Ticker
+}
+
+var (
+	timePerPublication = metric{"ns/op", "Time per publication, deliveries included", "time per publication", durationTicks{}}
+	goodputPerSub      = metric{"delivered/s/sub", "Values delivered per second to each subscriber", "values delivered per second, per subscriber", rateTicks{}}
+	goodputTotal       = metric{"delivered/s", "Values delivered per second, all subscribers", "values delivered per second, in all", rateTicks{}}
+)
+
+// sweepChart draws m against n for the benchmark base, one line per
 // library, both axes logarithmic.
-func sweepChart(rs *benchread.Set, base, xlabel, path string) error {
+func sweepChart(rs *benchread.Set, base, xlabel, path string, m metric) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Time per publication, deliveries included, vs %s\n%s", xlabel, subtitle(rs, "ns/op"))
+	p.Title.Text = fmt.Sprintf("%s, vs %s\n%s", m.title, xlabel, subtitle(rs, m.unit))
 	p.X.Label.Text = xlabel + " (log scale)"
-	p.Y.Label.Text = "time per publication (log scale)"
+	p.Y.Label.Text = m.ylabel + " (log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, durationTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, m.ticks
 	p.Add(plotter.NewGrid())
 	legend := plot.NewLegend()
 	for i, lib := range libs(rs) {
-		xys := series(rs.Where(base, "lib", lib), "ns/op")
+		xys := series(rs.Where(base, "lib", lib), m.unit)
 		if len(xys) == 0 {
 			continue
 		}
@@ -94,7 +113,7 @@ func sweepChart(rs *benchread.Set, base, xlabel, path string) error {
 		if err != nil {
 			return err
 		}
-		c, g, w := style(i)
+		c, g, w := style(i, lib)
 		line.Color, line.Width = c, w
 		points.Color, points.Shape, points.Radius = c, g, vg.Points(3)
 		p.Add(line, points)
@@ -104,6 +123,9 @@ func sweepChart(rs *benchread.Set, base, xlabel, path string) error {
 			p.Y.Min = lo
 		}
 		p.Y.Max = max(p.Y.Max, hi)
+	}
+	if p.Y.Min <= 0 {
+		return fmt.Errorf("no %s above zero for %s", m.unit, base)
 	}
 	p.Y.Min, p.Y.Max = decades(p.Y.Min, p.Y.Max)
 	return saveBeside(p, legend, 9*vg.Inch, 6*vg.Inch, path)
@@ -125,6 +147,20 @@ func (durationTicks) Ticks(min, max float64) []plot.Tick {
 	for i := range ticks {
 		if ticks[i].Label != "" {
 			ticks[i].Label = benchread.Duration(ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
+// rateTicks are the ticks of a logarithmic axis of rates per second,
+// labelled with prefixes: 100 k/s, 1.00 M/s.
+type rateTicks struct{}
+
+func (rateTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.LogTicks{Prec: -1}.Ticks(min, max)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = benchread.Rate(ticks[i].Value)
 		}
 	}
 	return ticks
@@ -235,7 +271,7 @@ func deliveredChart(rs *benchread.Set, path string) error {
 		if err != nil {
 			return err
 		}
-		c, _, _ := style(i)
+		c, _, _ := style(i, lib)
 		bars.Color = c
 		bars.LineStyle.Width = 0
 		bars.Offset = vg.Length(float64(i)-float64(len(names)-1)/2) * width
@@ -353,7 +389,7 @@ func corePanel(rs *benchread.Set, pn panel) (*plot.Plot, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, g, width := style(0)
+	c, g, width := style(0, "topic")
 	line.Color, line.Width = c, width
 	points.Color, points.Shape, points.Radius = c, g, vg.Points(3)
 	p.Add(line, points)

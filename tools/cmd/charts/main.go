@@ -7,6 +7,8 @@
 // It reads the benchmarks of the compare module and the core's sweeps, takes
 // the median of each benchmark's runs, and writes into DIR:
 //
+//	compare-goodput.png    values delivered per second to each subscriber versus fan-out
+//	compare-goodput-total.png  values delivered per second in all versus fan-out
 //	compare-fanout.png     ns per publication versus fan-out, per library
 //	compare-topics.png     ns per publication versus number of topics
 //	compare-delivered.png  share of values delivered, per scenario and library
@@ -53,10 +55,11 @@ func main() {
 		}
 		fmt.Println("wrote", path)
 	}
-	write("compare-fanout.png", func(p string) error { return sweepChart(cmp, "Fanout", "subscribers of the topic (fan-out)", p) })
-	write("compare-topics.png", func(p string) error {
-		return sweepChart(cmp, "Topics", "topics published on in turn, one subscriber each", p)
-	})
+	const fanout, topics = "subscribers of the topic (fan-out)", "topics published on in turn, one subscriber each"
+	write("compare-goodput.png", func(p string) error { return sweepChart(cmp, "Fanout", fanout, p, goodputPerSub) })
+	write("compare-goodput-total.png", func(p string) error { return sweepChart(cmp, "Fanout", fanout, p, goodputTotal) })
+	write("compare-fanout.png", func(p string) error { return sweepChart(cmp, "Fanout", fanout, p, timePerPublication) })
+	write("compare-topics.png", func(p string) error { return sweepChart(cmp, "Topics", topics, p, timePerPublication) })
 	write("compare-delivered.png", func(p string) error { return deliveredChart(cmp, p) })
 	write("compare-table.md", func(p string) error { return os.WriteFile(p, []byte(markdown(cmp)), 0o644) })
 	if *corePath != "" {

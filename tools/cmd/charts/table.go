@@ -7,9 +7,10 @@ import (
 	"github.com/seedaa7df82c/topic/tools/internal/benchread"
 )
 
-// markdown returns the medians as two Markdown tables, scenarios by
-// libraries: time per publication with the share delivered, and allocations
-// per publication.
+// markdown returns the medians as three Markdown tables, scenarios by
+// libraries: values delivered per second to each subscriber (goodput), time
+// per publication with the share delivered, and allocations per
+// publication.
 func markdown(rs *benchread.Set) string {
 	names := libs(rs)
 	var sb strings.Builder
@@ -40,7 +41,16 @@ func markdown(rs *benchread.Set) string {
 		}
 	}
 
-	fmt.Fprintf(&sb, "Time per publication, and share delivered (%s).\n\n", subtitle(rs, "ns/op"))
+	fmt.Fprintf(&sb, "Values delivered per second to each subscriber (%s).\n\n", subtitle(rs, "delivered/s/sub"))
+	header("scenario")
+	cells(func(r *benchread.Result) string {
+		x, ok := r.Median("delivered/s/sub")
+		if !ok {
+			return "-" // no subscriber: nothing is owed
+		}
+		return benchread.Rate(x)
+	})
+	fmt.Fprintf(&sb, "\nTime per publication, and share delivered (%s).\n\n", subtitle(rs, "ns/op"))
 	header("scenario")
 	cells(func(r *benchread.Result) string {
 		ns, _ := r.Median("ns/op")

@@ -207,3 +207,22 @@ func TestFormatRoundsToThreeSignificantDigits(t *testing.T) {
 		t.Errorf("Number(99.96) = %q", got)
 	}
 }
+
+func TestRateTakesThePrefixOfItsRoundedValue(t *testing.T) {
+	for _, tc := range []struct {
+		x    float64
+		want string
+	}{
+		{0, "0/s"},
+		{954.4, "954/s"},
+		{999.5, "1.00 k/s"},
+		{25_201_681, "25.2 M/s"},
+		{166_483_168, "166 M/s"},
+		{1.5e9, "1.50 G/s"},
+		{2.5e12, "2500 G/s"},
+	} {
+		if got := Rate(tc.x); got != tc.want {
+			t.Errorf("Rate(%v) = %q, want %q", tc.x, got, tc.want)
+		}
+	}
+}

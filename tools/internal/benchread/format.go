@@ -41,6 +41,23 @@ func Duration(ns float64) string {
 	return Number(x) + " " + timeUnits[i]
 }
 
+// rateUnits are the prefixes of Rate, each 1000 times the one before.
+var rateUnits = []string{"", "k", "M", "G"}
+
+// Rate formats a rate per second as [Number] does, with the largest of no
+// prefix, k, M and G in which it is at least 1 once rounded: 954/s,
+// 25.2 M/s, and 999.5 is 1.00 k/s.
+func Rate(x float64) string {
+	i := 0
+	for ; i < len(rateUnits)-1 && math.Abs(round3(x)) >= 1000; i++ {
+		x /= 1000
+	}
+	if i == 0 {
+		return Number(x) + "/s"
+	}
+	return Number(x) + " " + rateUnits[i] + "/s"
+}
+
 // Format formats a value in unit, as go test writes it: a unit of
 // nanoseconds per something as a [Duration] ("ns/op" as "48.9 µs", "ns/value"
 // as "1.17 µs/value"), any other as a [Number] followed by the unit ("259
@@ -49,6 +66,7 @@ func Format(x float64, unit string) string {
 	if unit == "ns/op" {
 		return Duration(x)
 	}
+
 	if per, ok := strings.CutPrefix(unit, "ns/"); ok {
 		return Duration(x) + "/" + per
 	}
