@@ -190,9 +190,11 @@ func AckWait[T any](d time.Duration) Option[T] {
 // channel follower is fed by a goroutine of its own, which waits for room in
 // the channel rather than lose a value: a slow receiver loses nothing while
 // the log keeps it. A handler follower reads what the log has for it, up to
-// 16 values at once, and calls its function with each in turn: with Retry,
-// a retry's back-off holds back at most those, and keeps the values after
-// them in the log, not in a queue, however long it takes. Replay,
+// 16 values at once, and calls its function with each in turn (those read
+// are handled even if retention trims them meanwhile; a Seek drops the
+// rest): with Retry, a retry's back-off holds back at most those, and keeps
+// the values after them in the log, not in a queue, however long it takes.
+// Replay,
 // Name, AckWait (with a Name), OnLoss and Context apply as to Broker.Follow;
 // Buffer sets a channel follower's capacity (one by default). From and
 // Overflow make Subscribe and Handle panic. Subscribe and Handle panic if

@@ -118,10 +118,10 @@ func (f recordFeed[T]) sendBatch(stop <-chan struct{}, ch chan<- Record[T], n in
 }
 
 // current reports whether the records the last read returned are still
-// the follower's to send: it has not quit, and no Seek has moved it since
-// (a read leaves the position at lastEnd; only a Seek moves it then).
+// the follower's to send: it has not quit, and no Seek has been made since
+// the read moved the position (see move).
 func (f *follower[T]) current() bool {
-	return !f.ended.Load() && f.pos.Load() == f.lastEnd
+	return !f.ended.Load() && f.seeks.Load() == f.seen
 }
 
 // sent ends a batch of which the first i records were sent: it lets go of
@@ -138,10 +138,12 @@ func (f *follower[T]) sent(recs []Record[T], i int, err error) (int, uint64, err
 
 // readBatch reads up to n records readable now into the follower's
 // scratch, without counting them taken: handOut counts each as its reader
-// takes it. With AckWait it reads one: a record read starts its wait, which
-// must not run while the records before it are handled.
+// takes it. It reads one with AckWait, where a record read starts its wait,
+// which must not run while the records before it are handled; and one from
+// a keyed log, whose seal keeps the offsets past what the follower reached
+// (see freeze), which a batch put back would fall short of.
 func (f *follower[T]) readBatch(n int) int {
-	if f.ack != nil {
+	if f.ack != nil || f.l.keyed != nil {
 		n = 1
 	}
 	f.before = f.delivered.Load()
@@ -149,24 +151,29 @@ func (f *follower[T]) readBatch(n int) int {
 }
 
 // putBack ends a batch of k records read by readBatch, of which the first
-// i were handed out: it lets go of their values, and returns the others to
-// the log, unread, by moving the position back to the first of them. Their
-// reader handles nothing more: it quits, or a Seek has moved it, or its
-// handler discards. A Seek wins: the position moves back only from where
-// the read left it (the reader alone moves it forward, with a
-// compare-and-swap from where it read; a Seek stores), and what was read is
-// then read again from where the Seek moved it, or passed over. Once moved
-// back, what is past the position is unread again for the seal's count
-// (see unread): delivered goes back to where it stood before the read, or
-// to the first record returned if that is further (all after it are
-// returned; none was committed, as commit follows handOut).
+// i were handed out: it lets go of their values and returns the others to
+// the log, unread. Their reader hands out nothing more of the batch: it
+// quits, its handler discards, or a Seek has been made since the read.
+// Unless a Seek has (then the Seek wins: what the batch holds is read
+// again from where it moved the position, or passed over), the position
+// moves back to the first record returned, under the lock that orders it
+// with a Seek (see move). Either way delivered goes back to where it stood
+// before the read, or to the first record returned if that is further (all
+// after it are returned; none was committed, as commit follows handOut),
+// so that what the follower never received counts as unread at the seal
+// (see unread). A batch of one record, as with AckWait or a keyed log (see
+// readBatch), has its record handed out at once, and returns none.
 func (f *follower[T]) putBack(i, k int) {
 	recs := f.scratch[:k]
-	if i < k && f.ack == nil { // with AckWait a batch is one record, handed out at once
-		if o := recs[i].Offset; f.pos.CompareAndSwap(f.lastEnd, o) {
+	if i < k && f.ack == nil {
+		o := recs[i].Offset
+		f.mu.Lock()
+		if f.seeks.Load() == f.seen {
+			f.pos.Store(o)
 			f.lastEnd, f.size = o, 0 // size 0: the next read finds o's slot again
-			f.delivered.Store(max(f.before, o))
 		}
+		f.mu.Unlock()
+		f.delivered.Store(max(f.before, o))
 	}
 	clear(recs)
 }

@@ -130,15 +130,19 @@ func (f *follower[T]) tell(first, n uint64) {
 
 // move moves the position from from to end, unless a Seek moved it
 // meanwhile, for a read of the offsets from first up to end (none if first
-// is end), and records that read. With AckWait, the move and the record of
-// the read are one step under the ackState's lock, which a Seek takes to
-// move the position, count itself and forget the reads: so a Seek is
-// ordered before or after a whole read (one that stored the position the
-// read started from, after a re-read moved the read back, is told by its
-// count), and the reads it forgets are all those before it. What is
-// committed is not recorded: Commit stores committed before it takes the
-// lock to forget reads, so a read recorded after that store leaves out
-// what it committed, and one recorded before is forgotten by it.
+// is end), and records that read. The move is one step under the lock a
+// Seek takes to move the position and count itself (mu, or the ackState's
+// with AckWait): so a Seek is ordered before or after the move, and the
+// count of Seeks the move records (seen) tells the reader of any Seek after
+// it (see current), one to where it left the position included. A Seek to
+// where the read started, before the move, is one the read obeyed. With
+// AckWait the record of the read is part of the step: a Seek is ordered
+// before or after a whole read (one that stored the position the read
+// started from, after a re-read moved the read back, is told by its count),
+// and the reads it forgets are all those before it. What is committed is
+// not recorded: Commit stores committed before it takes the lock to forget
+// reads, so a read recorded after that store leaves out what it committed,
+// and one recorded before is forgotten by it.
 func (f *follower[T]) move(from, end, first uint64) bool {
 	a := f.ack
 	if a != nil {
@@ -147,10 +151,15 @@ func (f *follower[T]) move(from, end, first uint64) bool {
 		if a.seeks != a.seen {
 			return false // a Seek since start: read from where it moved to
 		}
+	} else {
+		f.mu.Lock()
+		defer f.mu.Unlock()
 	}
-	if !f.pos.CompareAndSwap(from, end) {
+	if f.pos.Load() != from {
 		return false
 	}
+	f.pos.Store(end)
+	f.seen = f.seeks.Load()
 	if first == end {
 		return true
 	}

@@ -16,11 +16,19 @@ import (
 // follower is the engine of a follower: a position in the log of T.
 type follower[T any] struct {
 	l *logOf[T]
-	// pos is the offset read next. Its reader moves it with a
-	// compare-and-swap from the offset it read from, so that a concurrent
-	// Seek wins: what the reader read is then dropped and read again from
-	// the new position.
-	pos       atomic.Uint64
+	// pos is the offset read next. Its reader moves it from the offset it
+	// read from, unless a Seek has moved it meanwhile: a concurrent Seek
+	// wins, and what the reader read is dropped and read again from the
+	// new position. The move and a Seek are ordered by mu (by the
+	// ackState's lock with AckWait).
+	pos atomic.Uint64
+	mu  sync.Mutex
+	// seeks counts the Seeks, added to under mu (or the ackState's lock),
+	// and seen is its count at the reader's last move: a Seek since, even
+	// one to where the read left the position, makes current false.
+	// seen: reader only.
+	seeks     atomic.Uint64
+	seen      uint64
 	committed atomic.Uint64 // the offset committed last, plus one; 0: none
 	delivered atomic.Uint64 // the offset read last, plus one; 0: none
 	ack       *ackState     // AckWait's, nil without it; never changes
@@ -137,12 +145,16 @@ func (f *follower[T]) seek(o uint64) {
 	if a := f.ack; a != nil {
 		a.mu.Lock()
 		f.pos.Store(o)
+		f.seeks.Add(1)
 		a.reads = a.reads[:0] // read again from o: see AckWait, and move
 		a.seeks++
 		a.replayTo, a.owed = 0, a.owed[:0]
 		a.mu.Unlock()
 	} else {
+		f.mu.Lock()
 		f.pos.Store(o)
+		f.seeks.Add(1)
+		f.mu.Unlock()
 	}
 	f.poke()
 }

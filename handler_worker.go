@@ -329,18 +329,19 @@ func (h *handler[T]) nextOfTwo(w *work[T]) bool {
 // the follower yet).
 func (h *handler[T]) nextFollowed(w *work[T]) bool {
 	for {
-		if h.discarding.Load() {
-			h.putBack(w)
-			return false
-		}
 		if w.bi < w.bn {
-			if w.bi == 0 || w.feed.current() {
+			// The first as read, as a read of one value would: a stop
+			// that comes after the read finds it in hand.
+			if w.bi == 0 || !h.discarding.Load() && w.feed.current() {
 				w.v, w.off = w.feed.handOut(w.bi)
 				w.bi++
 				return true
 			}
 		}
 		h.putBack(w)
+		if h.discarding.Load() {
+			return false
+		}
 		if n := w.feed.readBatch(followBatch); n > 0 {
 			w.bn = n
 			continue
