@@ -76,7 +76,7 @@ benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape benchdoc lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare layout tools busy release-check
+	escape benchdoc lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare compare-smoke layout tools busy release-check
 
 all: check
 
@@ -199,9 +199,11 @@ browser: | $(DIST) ## the demo's debug page in headless Chromium (Debian's chrom
 check: ## what CI runs: every step below, logs in dist/check/, a summary at the end
 	@bash scripts/check $(MAKE) $(DIST)
 
-compare: | $(DIST) ## compare against other brokers with compare/run
-	@test -f compare/run || { echo "make compare: compare/run does not exist yet" >&2; exit 1; }
-	bash compare/run $(DIST)
+compare: | $(DIST) ## compare against other brokers with compare/run, then docs/'s charts and the tables of compare/README.md and README.md from that run (run it on a quiet machine)
+	DOCS=1 bash compare/run $(DIST)
+
+compare-smoke: | $(DIST) ## the whole comparison pipeline once, a millisecond per benchmark, into dist/compare-smoke (docs untouched): the harness and the drawing cannot rot
+	COUNT=1 TIME=1ms CORE=0 SHORT=1 bash compare/run $(DIST)/compare-smoke
 
 clean: ## remove dist/
 	rm -rf $(DIST)

@@ -12,7 +12,11 @@ package compare
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/seedaa7df82c/topic/internal/hist"
 )
 
 // Value is the payload every library carries. It is 32 bytes, so a library
@@ -86,11 +90,19 @@ type Stuck interface {
 	Release()
 }
 
-// A Counter counts the values one subscriber received.
+// A Counter counts the values one subscriber received, and may record the
+// latency of each.
 type Counter struct {
 	n       atomic.Int64
 	want    int64         // set before the first Add, never changed
 	reached chan struct{} // closed by the Add that makes n reach want
+	// lat, if not nil, records the latency of each value taken (Take),
+	// under mu: a library may call one subscriber's callback on several
+	// goroutines at once. base is the time its values' A field counts
+	// from.
+	lat  *hist.Histogram
+	mu   sync.Mutex
+	base time.Time
 }
 
 // NewCounter returns a counter whose Reached channel is closed when it has
@@ -98,6 +110,37 @@ type Counter struct {
 func NewCounter(want int64) *Counter {
 	return &Counter{want: want, reached: make(chan struct{})}
 }
+
+// NewLatencyCounter returns a counter as NewCounter does that also records
+// the latency of each value it takes: the time since base when it is
+// taken, less the value's A field, the time since base when it was
+// published, in nanoseconds.
+func NewLatencyCounter(want int64, base time.Time) *Counter {
+	c := NewCounter(want)
+	c.lat, c.base = new(hist.Histogram), base
+	return c
+}
+
+// Take counts v, as Add does, recording its latency if c records them. A
+// subscriber that has the value calls Take rather than Add.
+func (c *Counter) Take(v Value) {
+	if c.lat != nil {
+		c.record(v)
+	}
+	c.Add()
+}
+
+// record records v's latency.
+func (c *Counter) record(v Value) {
+	d := time.Since(c.base) - time.Duration(v.A)
+	c.mu.Lock()
+	c.lat.Record(d)
+	c.mu.Unlock()
+}
+
+// Latency returns the latencies recorded, nil if c records none. Read it
+// once the subscriber has taken its last value.
+func (c *Counter) Latency() *hist.Histogram { return c.lat }
 
 // Add counts one value. It may be called from any goroutine.
 func (c *Counter) Add() {

@@ -37,7 +37,7 @@ func (e *eventBus) subscribe(i int, fn func(Value)) {
 	}
 }
 
-func (e *eventBus) Subscribe(i int, c *Counter) { e.subscribe(i, func(Value) { c.Add() }) }
+func (e *eventBus) Subscribe(i int, c *Counter) { e.subscribe(i, c.Take) }
 
 func (e *eventBus) SubscribeStuck(i int) Stuck {
 	s := &stuckCallback{release: make(chan struct{})}

@@ -40,8 +40,8 @@ func (m *mutexBus) subscribe(i int) chan Value {
 func (m *mutexBus) Subscribe(i int, c *Counter) {
 	ch := m.subscribe(i)
 	m.wg.Go(func() {
-		for range ch {
-			c.Add()
+		for v := range ch {
+			c.Take(v)
 		}
 	})
 }

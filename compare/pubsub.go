@@ -30,8 +30,8 @@ func (p *pubsubBus) Publisher(i int) func(Value) {
 func (p *pubsubBus) Subscribe(i int, c *Counter) {
 	ch := p.ps.Sub(topicNames[i])
 	p.wg.Go(func() {
-		for range ch {
-			c.Add()
+		for v := range ch {
+			c.Take(v)
 		}
 	})
 }

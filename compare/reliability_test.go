@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"text/tabwriter"
 	"time"
 
 	"github.com/seedaa7df82c/topic/compare"
@@ -209,20 +208,20 @@ func liveHeap() int64 {
 	return int64(m.HeapAlloc)
 }
 
+// table returns rs as a Markdown table.
 func table(rs []reliability) string {
 	var sb strings.Builder
-	w := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "lib\tpublish\tpublished\treceived\tlost\tgoroutines while stuck\theap while stuck\tclose\tgoroutines left\theap left\t")
+	sb.WriteString("| lib | publish | published | received | lost | goroutines while stuck | heap while stuck | close | goroutines left | heap left |\n")
+	sb.WriteString("|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, r := range rs {
 		lost := "-" // a value in flight in a blocked publication is neither
 		if r.finished {
 			lost = fmt.Sprint(r.lost())
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%+d\t%s\t%s\t%+d\t%s\t\n",
+		fmt.Fprintf(&sb, "| %s | %s | %d | %d | %s | %+d | %s | %s | %+d | %s |\n",
 			r.lib, outcome(r.finished, "finished"), r.published, r.received, lost,
 			r.stuckGoroutines, kib(r.stuckHeap), outcome(r.closed, "returned"), r.leftGoroutines, kib(r.leftHeap))
 	}
-	w.Flush()
 	return sb.String()
 }
 

@@ -147,15 +147,15 @@ func newTopicType[T ~struct{ A, B, C, D int64 }]() topicType {
 				return f.Close
 			case topicHandler:
 				b.Retain[T](topic.Retention{Count: retained})
-				return b.Handle(func(context.Context, T) error {
-					c.Add()
+				return b.Handle(func(_ context.Context, v T) error {
+					c.Take(Value(v))
 					return nil
 				}, topic.Follow[T](), topic.Retry[T](topic.RetryPolicy{Attempts: 3, Base: time.Millisecond}))
 			}
 			ch, cancel := b.Subscribe(topic.Buffer[T](Capacity))
 			wg.Go(func() {
-				for range ch {
-					c.Add()
+				for v := range ch {
+					c.Take(Value(v))
 				}
 			})
 			return cancel
@@ -173,10 +173,15 @@ func newTopicType[T ~struct{ A, B, C, D int64 }]() topicType {
 }
 
 // readAll reads f in batches until it is closed, counting into c.
-func readAll[T any](f *topic.Follower[T], c *Counter) {
+func readAll[T ~struct{ A, B, C, D int64 }](f *topic.Follower[T], c *Counter) {
 	buf := make([]topic.Record[T], followerBatch)
 	for {
 		if n := f.Read(buf); n > 0 {
+			if c.lat != nil {
+				for _, r := range buf[:n] {
+					c.record(Value(r.Value))
+				}
+			}
 			c.AddN(int64(n))
 			continue
 		}
@@ -205,7 +210,7 @@ func (s *stuckChan[T]) Release() {
 }
 
 // stuckFollower is a stuck follower: nothing reads it until Release.
-type stuckFollower[T any] struct {
+type stuckFollower[T ~struct{ A, B, C, D int64 }] struct {
 	f    *topic.Follower[T]
 	once sync.Once
 }

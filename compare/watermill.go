@@ -47,7 +47,7 @@ func (w *watermillBus) Subscribe(i int, c *Counter) {
 	msgs := w.subscribe(i)
 	w.wg.Go(func() {
 		for msg := range msgs {
-			c.Add()
+			c.Take(Value{A: int64(binary.LittleEndian.Uint64(msg.Payload))}) // its time: see encode
 			msg.Ack()
 		}
 	})

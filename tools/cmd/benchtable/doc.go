@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/seedaa7df82c/topic/tools/internal/benchread"
+	"github.com/seedaa7df82c/topic/tools/internal/docblock"
 )
 
 // A stamp says where and when a run was made, and how to make it again.
@@ -126,20 +124,5 @@ const (
 // replaceBlock rewrites file's text between summaryBegin and summaryEnd
 // with block.
 func replaceBlock(file string, block []byte) error {
-	text, err := os.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	before, rest, ok := bytes.Cut(text, []byte(summaryBegin))
-	_, after, ok2 := bytes.Cut(rest, []byte(summaryEnd))
-	if !ok || !ok2 {
-		return errors.New(file + " has no block between " + summaryBegin + " and " + summaryEnd)
-	}
-	var out bytes.Buffer
-	out.Write(before)
-	out.WriteString(summaryBegin + "\n")
-	out.Write(block)
-	out.WriteString(summaryEnd)
-	out.Write(after)
-	return os.WriteFile(file, out.Bytes(), 0o644)
+	return docblock.Replace(file, summaryBegin, summaryEnd, block)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"image/color"
 	"math"
@@ -65,6 +66,9 @@ func style(i int, lib string) (color.Color, draw.GlyphDrawer, vg.Length) {
 	return palette[i%len(palette)], glyphs[i%len(glyphs)], width
 }
 
+// stamp says where and when the run was made (-stamp), for subtitle.
+var stamp string
+
 // subtitle says where the figures come from.
 func subtitle(rs *benchread.Set, unit string) string {
 	runs := 0
@@ -74,6 +78,9 @@ func subtitle(rs *benchread.Set, unit string) string {
 	s := fmt.Sprintf("median of %d runs", runs)
 	if rs.CPU != "" {
 		s += ", " + rs.CPU
+	}
+	if stamp != "" {
+		s += ", " + stamp
 	}
 	return s
 }
@@ -211,6 +218,31 @@ func series(rs []*benchread.Result, unit string) plotter.XYs {
 	}
 	slices.SortFunc(xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
 	return xys
+}
+
+// spread returns, in the order of series, how far the least and the
+// greatest run of each result fall below and above its median.
+func spread(rs []*benchread.Result, unit string) plotter.YErrors {
+	type point struct {
+		n      float64
+		lo, hi float64
+	}
+	var ps []point
+	for _, r := range rs {
+		n, err := strconv.ParseFloat(r.Keys["n"], 64)
+		med, ok := r.Median(unit)
+		if err != nil || !ok {
+			continue
+		}
+		runs := r.Values[unit]
+		ps = append(ps, point{n, med - slices.Min(runs), slices.Max(runs) - med})
+	}
+	slices.SortFunc(ps, func(a, b point) int { return cmp.Compare(a.n, b.n) })
+	errs := make(plotter.YErrors, len(ps))
+	for i, p := range ps {
+		errs[i].Low, errs[i].High = p.lo, p.hi
+	}
+	return errs
 }
 
 // A scenario is a group of the delivered chart, and a row of the tables.
@@ -351,14 +383,16 @@ func coreChart(rs *benchread.Set, path string) error {
 	return savePNG(img, path)
 }
 
-// corePanel plots the median ns/op of one sweep against n: on log axes when
-// every n is positive, otherwise with n as categories.
+// corePanel plots the median ns/op of one sweep against n, with the spread
+// of its runs: on log axes when every n is positive, otherwise with n as
+// categories.
 func corePanel(rs *benchread.Set, pn panel) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = pn.title
 	p.X.Label.Text = pn.xlabel
 	p.Add(plotter.NewGrid())
 	xys := series(rs.Where(pn.bench), "ns/op")
+	errs := spread(rs.Where(pn.bench), "ns/op")
 	if len(xys) == 0 {
 		p.Title.Text += " (no results)"
 		return p, nil
@@ -376,6 +410,9 @@ func corePanel(rs *benchread.Set, pn panel) (*plot.Plot, error) {
 		p.X.Label.Text += " (log scale)"
 	}
 	lo, hi := yRange(xys)
+	for i, e := range errs {
+		lo, hi = min(lo, xys[i].Y-e.Low), max(hi, xys[i].Y+e.High)
+	}
 	p.Y.Label.Text = pn.ylabel
 	if lo > 0 && hi/lo > 20 {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, durationTicks{}
@@ -392,7 +429,17 @@ func corePanel(rs *benchread.Set, pn panel) (*plot.Plot, error) {
 	c, g, width := style(0, "topic")
 	line.Color, line.Width = c, width
 	points.Color, points.Shape, points.Radius = c, g, vg.Points(3)
-	p.Add(line, points)
+	// The spread of the runs, least to greatest, so that noise is not
+	// read as a trend.
+	bars, err := plotter.NewYErrorBars(struct {
+		plotter.XYs
+		plotter.YErrors
+	}{xys, errs})
+	if err != nil {
+		return nil, err
+	}
+	bars.Color, bars.Width = c, vg.Points(1)
+	p.Add(line, points, bars)
 	labels := plotter.XYLabels{XYs: xys, Labels: make([]string, len(xys))}
 	for i, xy := range xys {
 		labels.Labels[i] = benchread.Duration(xy.Y)
@@ -408,4 +455,81 @@ func corePanel(rs *benchread.Set, pn panel) (*plot.Plot, error) {
 	l.Offset = vg.Point{Y: vg.Points(5)}
 	p.Add(l)
 	return p, nil
+}
+
+// A latencyRun is a group of the latency chart: a sub-benchmark of
+// BenchmarkLatency without lib=.
+type latencyRun struct {
+	label, name string
+}
+
+var latencyRuns = []latencyRun{
+	{"1 subscriber, 10k/s", "Latency/rate=10k/n=1"},
+	{"10 subscribers, 10k/s", "Latency/rate=10k/n=10"},
+	{"100 subscribers, 1k/s", "Latency/rate=1k/n=100"},
+}
+
+// latencyChart draws, per scenario of BenchmarkLatency and per library,
+// the 99th percentile of the latency as a marker on a bar from the median
+// to the 99.9th, on a logarithmic axis.
+func latencyChart(rs *benchread.Set, path string) error {
+	names := libs(rs)
+	p := plot.New()
+	p.Title.Text = "Publish-to-receipt latency at a fixed rate: p99 (marker), median to p99.9 (bar)\n" + subtitle(rs, "p99-ns")
+	p.Y.Label.Text = "latency (log scale)"
+	p.X.Label.Text = "scenario (subscribers of one topic, rate offered)"
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, durationTicks{}
+	p.Add(plotter.NewGrid())
+	labels := make([]string, len(latencyRuns))
+	for i, r := range latencyRuns {
+		labels[i] = r.label
+	}
+	p.NominalX(labels...)
+	legend := plot.NewLegend()
+	const step = 0.075 // between the libraries of a group, in groups
+	lo, hi := math.Inf(1), 0.0
+	for i, lib := range names {
+		var pts struct {
+			plotter.XYs
+			plotter.YErrors
+		}
+		for j, run := range latencyRuns {
+			r := rs.Find(run.name + "/lib=" + lib)
+			if r == nil {
+				continue
+			}
+			p50, ok1 := r.Median("p50-ns")
+			p99, ok2 := r.Median("p99-ns")
+			p999, ok3 := r.Median("p99.9-ns")
+			if !ok1 || !ok2 || !ok3 || p50 <= 0 {
+				continue
+			}
+			x := float64(j) + (float64(i)-float64(len(names)-1)/2)*step
+			pts.XYs = append(pts.XYs, plotter.XY{X: x, Y: p99})
+			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{p99 - p50, p999 - p99})
+			lo, hi = min(lo, p50), max(hi, p999)
+		}
+		if len(pts.XYs) == 0 {
+			continue
+		}
+		c, g, w := style(i, lib)
+		bars, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			return err
+		}
+		bars.Color, bars.Width, bars.CapWidth = c, w, vg.Points(5)
+		marks, err := plotter.NewScatter(pts.XYs)
+		if err != nil {
+			return err
+		}
+		marks.Color, marks.Shape, marks.Radius = c, g, vg.Points(4)
+		p.Add(bars, marks)
+		legend.Add(lib, marks)
+	}
+	if hi == 0 {
+		return errors.New("no latency results")
+	}
+	p.Y.Min, p.Y.Max = decades(lo, hi)
+	p.X.Min, p.X.Max = -0.5, float64(len(latencyRuns))-0.5
+	return saveBeside(p, legend, 11*vg.Inch, 6*vg.Inch, path)
 }
