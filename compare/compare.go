@@ -44,9 +44,9 @@ type Lib struct {
 	// subscriber stops taking values. The benchmark of a stuck subscriber skips
 	// such a library; the reliability test shows it.
 	BlocksWhenStuck bool
-	// GrowsWhenStuck reports that the library keeps a goroutine for every
-	// value a stuck subscriber has not taken, so a run's memory grows with
-	// its length.
+	// GrowsWhenStuck reports that the library keeps every value a stuck
+	// subscriber has not taken, in a goroutine each or in a queue without
+	// bound, so a run's memory grows with its length.
 	GrowsWhenStuck bool
 	// Paced reports that the publisher waits for its slowest counting
 	// subscriber to be less than a window behind, as a program that must
@@ -186,4 +186,7 @@ var Libs = []Lib{
 	{Name: "eventbus", New: newEventBusSync, Lossless: true, BlocksWhenStuck: true},
 	{Name: "eventbus-async", New: newEventBusAsync, Lossless: true, GrowsWhenStuck: true},
 	{Name: "watermill", New: newWatermill, Lossless: true, GrowsWhenStuck: true},
+	{Name: "watermill-router", New: newWatermillRouter, Lossless: true, GrowsWhenStuck: true},
+	{Name: "tailscale", New: newTailscale, Lossless: true, GrowsWhenStuck: true},
+	{Name: "libp2p", New: newLibp2p, Lossless: true, BlocksWhenStuck: true},
 }

@@ -24,7 +24,7 @@ import (
 var value = compare.Value{A: 1, B: 2, C: 3, D: 4}
 
 // stuckMax is the most publications BenchmarkStuck makes for a library that
-// keeps a goroutine for every value a stuck subscriber holds.
+// keeps every value a stuck subscriber holds.
 const stuckMax = 20000
 
 // A scenario is what one benchmark sets up before publishing.
@@ -72,7 +72,7 @@ func BenchmarkStuck(b *testing.B) {
 				b.Skip("publication blocks while a subscriber is stuck")
 			}
 			if lib.GrowsWhenStuck && b.N > stuckMax {
-				b.Skipf("keeps a goroutine per value held: %d publications is over %d; use -benchtime=10000x", b.N, stuckMax)
+				b.Skipf("keeps every value held: %d publications is over %d; use -benchtime=10000x", b.N, stuckMax)
 			}
 			run(b, lib, scenario{topics: 1, subs: 1, stuck: true})
 		})

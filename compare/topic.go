@@ -123,8 +123,12 @@ func (tb *topicBus) Close() {
 	tb.wg.Wait()
 }
 
-// A topicType is one numbered topic of topicBus, for its type T.
+// A topicType is one numbered topic, for its type T: of topicBus, and of
+// the other libraries whose topics are types.
 type topicType struct {
+	tailscale tailscaleType
+	libp2p    libp2pType
+
 	publisher      func(b *topic.Broker, retain bool) func(Value)
 	subscribe      func(b *topic.Broker, m topicMode, c *Counter, wg *sync.WaitGroup) (cancel func())
 	subscribeStuck func(b *topic.Broker, m topicMode) (Stuck, func())
@@ -132,6 +136,8 @@ type topicType struct {
 
 func newTopicType[T ~struct{ A, B, C, D int64 }]() topicType {
 	return topicType{
+		tailscale: newTailscaleType[T](),
+		libp2p:    newLibp2pType[T](),
 		publisher: func(b *topic.Broker, retain bool) func(Value) {
 			if retain {
 				b.Retain[T](topic.Retention{Count: retained})

@@ -16,7 +16,7 @@ BenchmarkStuck/lib=topic-2          	 1000	  48870 ns/op	 9.965 delivered-%	 203
 --- SKIP: BenchmarkStuck/lib=pubsub
     compare_bench_test.go:72: publication blocks while a subscriber is stuck
 --- SKIP: BenchmarkStuck/lib=watermill
-    compare_bench_test.go:75: keeps a goroutine per value held: 20000 publications is over 10000; use -benchtime=10000x
+    compare_bench_test.go:75: keeps every value held: 20000 publications is over 10000; use -benchtime=10000x
 `
 
 func TestMarkdownNamesLibrariesInOrderAndMissingResults(t *testing.T) {
