@@ -89,7 +89,7 @@ func markdown(rs *benchread.Set) string {
 	return sb.String()
 }
 
-// The markers of the generated blocks: the tables in compare/README.md, the
+// The markers of the generated blocks: the tables in docs/comparison.md, the
 // headline chart in the repository's README.
 const (
 	tablesBegin  = "<!-- compare tables: begin (make compare writes this block) -->"
@@ -98,7 +98,7 @@ const (
 	summaryEnd   = "<!-- compare: end -->"
 )
 
-// tablesBlock is the block of compare/README.md: the stamp, the tables of
+// tablesBlock is the block of docs/comparison.md: the stamp, the tables of
 // the medians, and the reliability table rel (if any).
 func tablesBlock(rs *benchread.Set, rel, command string) string {
 	var sb strings.Builder
