@@ -233,8 +233,12 @@ func testHandlerBatchDiscardBetweenReadAndHandOut(t *testing.T, ack bool) {
 	})
 }
 
-func TestHandlerBatchDiscardBetweenReadAndHandOutAckWait(t *testing.T) { testHandlerBatchDiscardBetweenReadAndHandOut(t, true) }
-func TestHandlerBatchDiscardBetweenReadAndHandOutPlain(t *testing.T)   { testHandlerBatchDiscardBetweenReadAndHandOut(t, false) }
+func TestHandlerBatchDiscardBetweenReadAndHandOutAckWait(t *testing.T) {
+	testHandlerBatchDiscardBetweenReadAndHandOut(t, true)
+}
+func TestHandlerBatchDiscardBetweenReadAndHandOutPlain(t *testing.T) {
+	testHandlerBatchDiscardBetweenReadAndHandOut(t, false)
+}
 
 // runtime.Goexit in the function mid-batch: the named follower resumes
 // right after the value it abandoned.
