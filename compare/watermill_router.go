@@ -16,7 +16,7 @@ import (
 // watermillRouter is how watermill's users get at-least-once delivery: a
 // Router over the GoChannel Pub/Sub, with the Retry and PoisonQueue
 // middleware its documentation shows, and a handler per subscriber
-// (AddNoPublisherHandler) whose messages the router acknowledges when it
+// (AddConsumerHandler) whose messages the router acknowledges when it
 // returns nil; a message whose retries fail goes to the poison queue. The
 // GoChannel is configured as watermillBus's.
 type watermillRouter struct {
@@ -58,7 +58,7 @@ func (w *watermillRouter) Publisher(i int) func(Value) {
 // runs those added later with RunHandlers.
 func (w *watermillRouter) handle(i int, f func(*message.Message) error) {
 	w.handled++
-	w.r.AddNoPublisherHandler("h"+strconv.Itoa(w.handled), topicNames[i], w.g, f)
+	w.r.AddConsumerHandler("h"+strconv.Itoa(w.handled), topicNames[i], w.g, f)
 	if w.running == nil {
 		w.running, w.done = w.r.Running(), make(chan struct{})
 		go func() {
