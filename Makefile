@@ -22,6 +22,14 @@ endif
 PKG      ?= ./...
 # The packages of every module, named from the root (the workspace holds them).
 WORKPKGS  = ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
+# The comparison harness, whose dependencies are the peers it measures:
+# building them under the race detector and analysing them with staticcheck
+# cost make check two minutes. make compare-smoke vets and tests it and runs
+# its whole pipeline; race, smoke and staticcheck take the other modules
+# (LIBMODULES), and make staticcheck-compare analyses it.
+HARNESS    = compare
+LIBMODULES = $(filter-out $(HARNESS),$(MODULES))
+LIBPKGS    = ./... $(foreach m,$(filter-out .,$(LIBMODULES)),./$(m)/...)
 RUN      ?= .
 BENCH    ?= .
 COUNT    ?=
@@ -73,10 +81,11 @@ count     = $(if $(COUNT),-count=$(COUNT),$(if $(1),-count=$(1)))
 benchtime = $(if $(TIME),-benchtime=$(TIME))
 benchargs = -run '^$$' -bench '$(BENCH)' -benchmem $(benchtime)
 # each runs its argument, a shell command, in every module folder.
-each      = set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(1)); done
+each      = $(call eachof,$(MODULES),$(1))
+eachof    = set -e; for m in $(1); do echo "== $$m"; (cd $$m && $(2)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape benchdoc lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare compare-smoke layout tools busy release-check
+	escape benchdoc lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare compare-smoke staticcheck-compare layout tools busy release-check
 
 all: check
 
@@ -87,7 +96,7 @@ test: ## run the tests of every module
 	$(call each,$(GO) test $(NOSWEEPS) $(call count) -run '$(RUN)' $(PKG))
 
 race: | $(DIST) ## the tests of every module under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
-	@MODULES='$(MODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
+	@MODULES='$(LIBMODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
 
 busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core; each round's failed tests in dist/busy-N/
 	bash scripts/busy -n $(ROUNDS) $(MAKE) --no-print-directory race 'TESTOUT=$(DIST)/busy-$$(BUSY_ROUND)'
@@ -171,8 +180,11 @@ vet: build32 ## go vet on the packages of every module, and the core built for a
 build32: ## the core built for a 32-bit platform (386), where a 64-bit atomic must be aligned and int is 32 bits
 	GOARCH=386 $(GO) build .
 
-staticcheck: ## staticcheck on the packages of every module, in one run
-	$(TOOL) staticcheck $(NOSWEEPS) $(WORKPKGS)
+staticcheck: ## staticcheck on the packages of every module but the comparison harness, in one run
+	$(TOOL) staticcheck $(NOSWEEPS) $(LIBPKGS)
+
+staticcheck-compare: ## staticcheck on the comparison harness (compare/), and its peers' packages it depends on
+	$(TOOL) staticcheck ./$(HARNESS)/...
 
 fmt-check: ## fail, listing them, if any Go file of the repository (tracked, or new and not ignored) needs gofmt
 	@files=$$(git ls-files -co --exclude-standard -z '*.go' | xargs -0 "$$($(GO) env GOROOT)/bin/gofmt" -l) || exit 1; \
@@ -186,7 +198,7 @@ smoke: | $(DIST) ## every benchmark of every module once, so none rots, but the 
 	$(GO) test -c $(NOSWEEPS) -cover -coverpkg=$(COVERPKG) -o $(DIST)/smoke.test .
 	@rm -rf $(DIST)/smoke-cover && mkdir -p $(DIST)/smoke-cover
 	$(DIST)/smoke.test -test.run='^$$' -test.bench=. -test.benchtime=1x -test.gocoverdir=$(DIST)/smoke-cover
-	$(call each,$(GO) test -run '^$$' -bench . -benchtime=1x $$($(GO) list ./... | grep -vx '$(CORE)'))
+	$(call eachof,$(LIBMODULES),$(GO) test -run '^$$' -bench . -benchtime=1x $$($(GO) list ./... | grep -vx '$(CORE)'))
 
 demo: ## run the demo program, then serve a busy broker's debug page on SERVE (127.0.0.1:PORT; PORT=0 a free port) until interrupted; SERVE= only runs it
 	$(GO) run ./cmd/topic-demo $(if $(SERVE),-serve $(SERVE))
@@ -202,7 +214,8 @@ check: ## what CI runs: every step below, logs in dist/check/, a summary at the 
 compare: | $(DIST) ## compare against other brokers with compare/run, then docs/'s charts and the tables of compare/README.md and README.md from that run (run it on a quiet machine)
 	DOCS=1 bash compare/run $(DIST)
 
-compare-smoke: | $(DIST) ## the whole comparison pipeline once, a millisecond per benchmark, into dist/compare-smoke (docs untouched): the harness and the drawing cannot rot
+compare-smoke: | $(DIST) ## the comparison harness vetted and tested, then its whole pipeline once, a millisecond per benchmark, into dist/compare-smoke (docs untouched): the harness and the drawing cannot rot
+	cd $(HARNESS) && $(GO) vet ./... && $(GO) test -short -count=1 ./...
 	COUNT=1 TIME=1ms CORE=0 SHORT=1 bash compare/run $(DIST)/compare-smoke
 
 clean: ## remove dist/
