@@ -215,7 +215,7 @@ compare: | $(DIST) ## compare against other brokers with compare/run, then docs/
 	DOCS=1 bash compare/run $(DIST)
 
 compare-smoke: | $(DIST) ## the comparison harness vetted and tested, then its whole pipeline once, a millisecond per benchmark, into dist/compare-smoke (docs untouched): the harness and the drawing cannot rot
-	cd $(HARNESS) && $(GO) vet ./... && $(GO) test -short -count=1 ./...
+	cd $(HARNESS) && $(GO) test $(VETALL) -short -count=1 ./...
 	COUNT=1 TIME=1ms CORE=0 SHORT=1 bash compare/run $(DIST)/compare-smoke
 
 clean: ## remove dist/
