@@ -41,12 +41,15 @@ const (
 	topicHandler
 )
 
-// retained is what a retained topic keeps: the publisher is paced to stay
-// within half of it of its slowest subscriber.
 const (
-	retained      = 1 << 14
+	// retained is what a retained topic's log keeps: a paced publisher
+	// stays within half of it of its slowest counting subscriber.
+	retained = 1 << 14
+	// followerBatch is how many records a follower reads at once.
 	followerBatch = 64
-	paceEvery     = 64
+	// paceEvery is how many publications a paced publisher makes between
+	// two looks at its subscribers' counts.
+	paceEvery = 64
 )
 
 func newTopicBus() Bus       { return new(topicBus) }
