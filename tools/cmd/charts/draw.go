@@ -95,9 +95,9 @@ type metric struct {
 }
 
 var (
-	timePerPublication = metric{"ns/op", "Time per publication, deliveries included", "time per publication", durationTicks{}}
-	goodputPerSub      = metric{"delivered/s/sub", "Values delivered per second to each subscriber", "values delivered per second, per subscriber", rateTicks{}}
-	goodputTotal       = metric{"delivered/s", "Values delivered per second, all subscribers", "values delivered per second, in all", rateTicks{}}
+	timePerPublication = metric{"ns/op", "Time per publication, deliveries included", "time per publication", durationTicks}
+	goodputPerSub      = metric{"delivered/s/sub", "Values delivered per second to each subscriber", "values delivered per second, per subscriber", rateTicks}
+	goodputTotal       = metric{"delivered/s", "Values delivered per second, all subscribers", "values delivered per second, in all", rateTicks}
 )
 
 // sweepChart draws m against n for the benchmark base, one line per
@@ -145,29 +145,21 @@ func yRange(xys plotter.XYs) (lo, hi float64) {
 	return lo, hi
 }
 
-// durationTicks are the ticks of a logarithmic axis of nanoseconds, labelled
-// with units: 100 ns, 1.00 µs, 10.0 µs.
-type durationTicks struct{}
+// logTicks are the ticks of a logarithmic axis, labelled by the function:
+// durationTicks with units (100 ns, 1.00 µs), rateTicks with prefixes
+// (100 k/s, 1.00 M/s).
+type logTicks func(float64) string
 
-func (durationTicks) Ticks(min, max float64) []plot.Tick {
+var (
+	durationTicks = logTicks(benchread.Duration)
+	rateTicks     = logTicks(benchread.Rate)
+)
+
+func (label logTicks) Ticks(min, max float64) []plot.Tick {
 	ticks := plot.LogTicks{Prec: -1}.Ticks(min, max)
 	for i := range ticks {
 		if ticks[i].Label != "" {
-			ticks[i].Label = benchread.Duration(ticks[i].Value)
-		}
-	}
-	return ticks
-}
-
-// rateTicks are the ticks of a logarithmic axis of rates per second,
-// labelled with prefixes: 100 k/s, 1.00 M/s.
-type rateTicks struct{}
-
-func (rateTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := plot.LogTicks{Prec: -1}.Ticks(min, max)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = benchread.Rate(ticks[i].Value)
+			ticks[i].Label = label(ticks[i].Value)
 		}
 	}
 	return ticks
@@ -415,7 +407,7 @@ func corePanel(rs *benchread.Set, pn panel) (*plot.Plot, error) {
 	}
 	p.Y.Label.Text = pn.ylabel
 	if lo > 0 && hi/lo > 20 {
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, durationTicks{}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, durationTicks
 		p.Y.Min, p.Y.Max = decades(lo, hi)
 		p.Y.Label.Text = strings.Replace(pn.ylabel, "ns per", "time per", 1) // the ticks carry units
 		p.Title.Text += " (log-log)"
@@ -478,7 +470,7 @@ func latencyChart(rs *benchread.Set, path string) error {
 	p.Title.Text = "Publish-to-receipt latency at a fixed rate: p99 (marker), median to p99.9 (bar)\n" + subtitle(rs, "p99-ns")
 	p.Y.Label.Text = "latency (log scale)"
 	p.X.Label.Text = "scenario (subscribers of one topic, rate offered)"
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, durationTicks{}
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, durationTicks
 	p.Add(plotter.NewGrid())
 	labels := make([]string, len(latencyRuns))
 	for i, r := range latencyRuns {

@@ -61,15 +61,7 @@ func markdown(rs *benchread.Set) string {
 		return fmt.Sprintf("%s · %s%%", benchread.Duration(ns), benchread.Number(pct))
 	})
 	fmt.Fprintf(&sb, "\nPublish-to-receipt latency at a fixed rate, p50 / p99 / p99.9 (%s).\n\n", subtitle(rs, "p99-ns"))
-	fmt.Fprintf(&sb, "| scenario |")
-	for _, n := range names {
-		fmt.Fprintf(&sb, " %s |", n)
-	}
-	sb.WriteString("\n|---|")
-	for range names {
-		sb.WriteString("---:|")
-	}
-	sb.WriteString("\n")
+	header("scenario")
 	for _, run := range latencyRuns {
 		fmt.Fprintf(&sb, "| %s |", run.label)
 		for _, n := range names {
