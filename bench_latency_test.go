@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedaa7df82c/topic"
 	"github.com/seedaa7df82c/topic/internal/hist"
+	"github.com/seedaa7df82c/topic/internal/pace"
 )
 
 // latencyModes are the lossless modes and the lossy Subscribe.
@@ -75,17 +76,7 @@ func benchLatency(b *testing.B, m losslessMode, rate, n int) {
 	due := start
 	for range b.N {
 		due += period
-		for {
-			wait := due - time.Since(base)
-			if wait <= 0 {
-				break
-			}
-			if wait > 200*time.Microsecond {
-				time.Sleep(wait - 100*time.Microsecond)
-			} else {
-				runtime.Gosched()
-			}
-		}
+		pace.Wait(base, due)
 		publish(Value{A: int64(time.Since(base))})
 	}
 	end := time.Since(base)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seedaa7df82c/topic/compare"
 	"github.com/seedaa7df82c/topic/internal/hist"
+	"github.com/seedaa7df82c/topic/internal/pace"
 )
 
 // latencyRuns are the latency scenarios: n subscribers of one topic, and
@@ -55,17 +56,7 @@ func latency(b *testing.B, lib compare.Lib, n, rate int) {
 	due := start
 	for range b.N {
 		due += period
-		for {
-			wait := due - time.Since(base)
-			if wait <= 0 {
-				break
-			}
-			if wait > 200*time.Microsecond {
-				time.Sleep(wait - 100*time.Microsecond)
-			} else {
-				runtime.Gosched()
-			}
-		}
+		pace.Wait(base, due)
 		publish(compare.Value{A: int64(time.Since(base))})
 	}
 	end := time.Since(base)
