@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -24,10 +25,7 @@ import (
 func TestHandlerBatchSeekToBatchEndFromFunction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fOrder](topic.Retention{Count: 100})
-		for n := range 10 {
-			b.Publish(fOrder{n})
-		}
+		retainOrders(&b, 10)
 		var got []int
 		stop := b.Handle(func(_ context.Context, v fOrder) error {
 			got = append(got, v.N)
@@ -48,10 +46,7 @@ func TestHandlerBatchSeekToBatchEndFromFunction(t *testing.T) {
 func TestHandlerBatchSeekToBatchEndFromOutside(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fOrder](topic.Retention{Count: 100})
-		for n := range 10 {
-			b.Publish(fOrder{n})
-		}
+		retainOrders(&b, 10)
 		var got []int
 		release := make(chan struct{})
 		stop := b.Handle(func(_ context.Context, v fOrder) error {
@@ -106,10 +101,7 @@ func TestHandlerBatchOnLossSeekToBatchEnd(t *testing.T) {
 func TestHandlerBatchSeekIntoBatchThenShutdownCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fOrder](topic.Retention{Count: 100})
-		for n := range 20 {
-			b.Publish(fOrder{n})
-		}
+		retainOrders(&b, 20)
 		b.Handle(func(ctx context.Context, v fOrder) error {
 			if v.N == 0 {
 				b.Seek[fOrder]("h", 5)
@@ -168,10 +160,7 @@ func TestHandlerBatchKeyedShutdownCutWithBatchInHand(t *testing.T) {
 func TestHandlerBatchRingShutdownCutWithBatchInHand(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fOrder](topic.Retention{Count: 100})
-		for n := range 10 {
-			b.Publish(fOrder{n})
-		}
+		retainOrders(&b, 10)
 		release := make(chan struct{})
 		b.Handle(func(_ context.Context, v fOrder) error {
 			<-release
@@ -245,10 +234,7 @@ func TestHandlerBatchDiscardBetweenReadAndHandOutPlain(t *testing.T) {
 func TestHandlerBatchGoexitMidBatchResumes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fOrder](topic.Retention{Count: 100})
-		for n := range 10 {
-			b.Publish(fOrder{n})
-		}
+		retainOrders(&b, 10)
 		var got []int
 		b.Handle(func(_ context.Context, v fOrder) error {
 			got = append(got, v.N)
@@ -274,10 +260,7 @@ func TestHandlerBatchGoexitMidBatchResumes(t *testing.T) {
 func TestHandlerBatchPanicMidBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fOrder](topic.Retention{Count: 100})
-		for n := range 10 {
-			b.Publish(fOrder{n})
-		}
+		retainOrders(&b, 10)
 		var got []int
 		b.Handle(func(_ context.Context, v fOrder) error {
 			got = append(got, v.N)
@@ -306,10 +289,7 @@ func TestHandlerBatchPanicMidBatch(t *testing.T) {
 func TestHandlerBatchRetryBackoffSeekFromOutside(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fOrder](topic.Retention{Count: 100})
-		for n := range 10 {
-			b.Publish(fOrder{n})
-		}
+		retainOrders(&b, 10)
 		var got []int
 		fails := 1
 		stop := b.Handle(func(_ context.Context, v fOrder) error {
@@ -336,10 +316,7 @@ func TestHandlerBatchRetryBackoffSeekFromOutside(t *testing.T) {
 func TestHandlerBatchRetryBackoffShutdownCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fOrder](topic.Retention{Count: 100})
-		for n := range 10 {
-			b.Publish(fOrder{n})
-		}
+		retainOrders(&b, 10)
 		b.Handle(func(_ context.Context, v fOrder) error {
 			if v.N == 3 {
 				return context.DeadlineExceeded
@@ -368,10 +345,7 @@ func TestHandlerBatchStopMidBatchResumes(t *testing.T) {
 	for _, discard := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			var b topic.Broker
-			b.Retain[fOrder](topic.Retention{Count: 100})
-			for n := range 10 {
-				b.Publish(fOrder{n})
-			}
+			retainOrders(&b, 10)
 			var got []int
 			release := make(chan struct{})
 			opts := []topic.Option[fOrder]{topic.Follow[fOrder](), topic.Replay[fOrder](topic.Earliest()), topic.Name[fOrder]("h")}
@@ -491,10 +465,7 @@ func TestHandlerBatchStressSeekShutdown(t *testing.T) {
 func TestHandlerBatchSettleWithBatchInHand(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fOrder](topic.Retention{Count: 100})
-		for n := range 10 {
-			b.Publish(fOrder{n})
-		}
+		retainOrders(&b, 10)
 		var handled int
 		stop := b.Handle(func(_ context.Context, v fOrder) error {
 			if v.N == 0 {
@@ -589,4 +560,63 @@ func TestHandlerBatchStressStopResume(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A handler follower reads what the log has in batches and hands the values
+// to its function one at a time: what it has read and not handed out goes
+// back to the log when a Shutdown whose context ends discards, so that the
+// seal counts it, each value once.
+func TestHandlerBatchGoesBackToTheLogAtShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		retainOrders(&b, 10)
+		var calls atomic.Int32
+		b.Handle(func(ctx context.Context, v fOrder) error {
+			calls.Add(1)
+			<-ctx.Done() // holds the first value until Shutdown gives up
+			return ctx.Err()
+		}, topic.Follow[fOrder](), topic.Replay[fOrder](topic.Earliest()), topic.Name[fOrder]("h"))
+		synctest.Wait() // in the call with offset 0, the batch read
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := b.Shutdown(ctx); err == nil {
+			t.Fatal("Shutdown returned nil, want its context's error")
+		}
+		synctest.Wait() // the worker ends
+		st := fsStats[fOrder](t, &b, "h")
+		if calls.Load() != 1 || st.Handler.Handled != 0 {
+			t.Fatalf("%d calls, %d handled; want 1 call, none handled", calls.Load(), st.Handler.Handled)
+		}
+		if got := st.Lost.Total(); got != 10 || st.Matched != 10 {
+			t.Errorf("lost %+v (%d in all), matched %d; want all 10 lost, each once", st.Lost, got, st.Matched)
+		}
+	})
+}
+
+// A Seek made while a handler follower holds a batch (here from its own
+// function) wins: what the batch holds after the value in hand is not
+// handed out, and the handler reads on from where the Seek moved it, back
+// or forward.
+func TestHandlerBatchSeekDropsTheRestOfItsBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		retainOrders(&b, 10)
+		var got []int
+		seeks := map[int]uint64{2: 0, 4: 7} // on the value, the offset to seek to; once each
+		stop := b.Handle(func(_ context.Context, v fOrder) error {
+			got = append(got, v.N)
+			if o, ok := seeks[v.N]; ok {
+				delete(seeks, v.N)
+				if !b.Seek[fOrder]("h", o) {
+					t.Error("Seek found no live follower named h")
+				}
+			}
+			return nil
+		}, topic.Follow[fOrder](), topic.Replay[fOrder](topic.Earliest()), topic.Name[fOrder]("h"))
+		synctest.Wait()
+		stop()
+		if want := []int{0, 1, 2, 0, 1, 2, 3, 4, 7, 8, 9}; !slices.Equal(got, want) {
+			t.Errorf("handled %v, want %v", got, want)
+		}
+	})
 }

@@ -18,6 +18,15 @@ import (
 // fOrder is the retained type of the follower tests.
 type fOrder struct{ N int }
 
+// retainOrders makes fOrder a retained type of b that keeps 100 values, and
+// publishes n of them, fOrder{0} to fOrder{n-1}, at offsets 0 to n-1.
+func retainOrders(b *topic.Broker, n int) {
+	b.Retain[fOrder](topic.Retention{Count: 100})
+	for i := range n {
+		b.Publish(fOrder{i})
+	}
+}
+
 // fOffsets returns the offsets of recs.
 func fOffsets(recs []topic.Record[fOrder]) []uint64 {
 	var os []uint64
@@ -347,10 +356,7 @@ func TestAFollowerStartsAtAnOffsetByTheRulesOfSeek(t *testing.T) {
 func TestANamedFollowerResumesAfterItsLastCommit(t *testing.T) {
 	t.Parallel()
 	var b topic.Broker
-	b.Retain[fOrder](topic.Retention{Count: 100})
-	for n := range 10 {
-		b.Publish(fOrder{n})
-	}
+	retainOrders(&b, 10)
 	f := b.Follow(topic.Name[fOrder]("billing"), topic.Replay[fOrder](topic.Earliest()))
 	recs := fReadAll(f, 4)
 	f.Commit(recs[5].Offset) // handled up to 5
@@ -388,10 +394,7 @@ func TestPulledAndNotCommittedIsReadAgainAfterAckWait(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
-		b.Retain[fOrder](topic.Retention{Count: 100})
-		for n := range 6 {
-			b.Publish(fOrder{n})
-		}
+		retainOrders(&b, 6)
 		f := b.Follow(topic.Name[fOrder]("worker"), topic.Replay[fOrder](topic.Earliest()),
 			topic.AckWait[fOrder](time.Minute))
 		defer f.Close()
@@ -634,10 +637,7 @@ func TestFollowOfARecordTypeLeavesNothing(t *testing.T) {
 // follower of the name panics.
 func TestFollowCommitTakesOnlyWhatWasReadAndResumesAfterIt(t *testing.T) {
 	var b topic.Broker
-	b.Retain[fOrder](topic.Retention{Count: 100})
-	for n := range 10 {
-		b.Publish(fOrder{n})
-	}
+	retainOrders(&b, 10)
 	f := b.Follow(topic.Name[fOrder]("c"), topic.Replay[fOrder](topic.At(5)))
 	if _, p := panicMessage(func() { f.Commit(5) }); !p {
 		t.Error("commit of an unread offset did not panic")
