@@ -54,25 +54,47 @@ func (l *logOf[T]) sendOrdered(g *guard, e *entry, r *route[T], rr *route[Record
 	l.mu.publish()
 	var x any
 	r, x = sendInOrder(g, e, r, v, &l.lost, true)
-	var rec Record[T]
-	var rx any
 	if rr != nil {
-		// A record is for the subscriptions that asked for records, not
-		// for the interface subscriptions that would match any value.
-		rec = Record[T]{Offset: off, Time: l.timeOf(nanos), Value: v}
-		rr, rx = sendInOrder(g, l.rec, rr, rec, &l.rlost, false)
+		l.sendRecords(g, r, rr, x, off, nanos, v)
+		return
 	}
+	l.unlock()
+	// r.live: it has From sources or slow interface subscriptions, the
+	// only sources sendLive sends to (its own subscriptions it skips).
+	if r != nil && r.live {
+		sendLive(g, r, v, x, true)
+	}
+}
+
+// sendRecords is the rest of sendOrdered when there are subscriptions of
+// Record[T]: it sends v's record to them, lets go of the sequencing point,
+// then sends v and its record live. r and x are what sendInOrder returned
+// for v. (Its own function: a record, which holds a time.Time, would be
+// zeroed on every publication that sends none.)
+//
+//go:noinline
+func (l *logOf[T]) sendRecords(g *guard, r *route[T], rr *route[Record[T]], x any, off uint64, nanos int64, v T) {
+	// A record is for the subscriptions that asked for records, not for
+	// the interface subscriptions that would match any value.
+	rec := Record[T]{Offset: off, Time: l.timeOf(nanos), Value: v}
+	rr, rx := sendInOrder(g, l.rec, rr, rec, &l.rlost, false)
+	l.unlock()
+	if r != nil && r.live {
+		sendLive(g, r, v, x, true)
+	}
+	if rr != nil && rr.live {
+		sendLive(g, rr, rec, rx, false)
+	}
+}
+
+// unlock lets go of the sequencing point after a publication that sent in
+// order, then reports the losses it kept, if any.
+func (l *logOf[T]) unlock() {
 	if l.lost.n == 0 && l.rlost.n == 0 {
 		l.mu.Unlock()
 		l.waiters.wake()
 	} else {
 		l.unlockReporting()
-	}
-	if r != nil {
-		sendLive(g, r, v, x, true)
-	}
-	if rr != nil {
-		sendLive(g, rr, rec, rx, false)
 	}
 }
 
@@ -98,6 +120,9 @@ func sendInOrder[T any](g *guard, e *entry, r *route[T], v T, lost *lossBuffer[T
 	if r == nil {
 		return nil, nil
 	}
+	if len(r.direct) == 1 && r.onlyDirect() && sendOrderedOne(g, e, r, v) {
+		return nil, nil // nothing for sendLive: r has no other source
+	}
 	r, x := sendPlain(g, e, r, v, boxed, nil) // the log counts the publication
 	if r == nil {
 		return nil, nil
@@ -108,6 +133,40 @@ func sendInOrder[T any](g *guard, e *entry, r *route[T], v T, lost *lossBuffer[T
 		}
 	}
 	return r, x
+}
+
+// sendOrderedOne is sendInOrder for a route of one plain subscription, the
+// common case: sendOne's steps, but the log counts the publication. It
+// reports false, having done nothing, if the route is no longer r (a
+// subscription came or went meanwhile): sendPlain then loads it again.
+//
+//go:noinline
+func sendOrderedOne[T any](g *guard, e *entry, r *route[T], v T) bool {
+	o := &r.direct[0]
+	if ch := o.channel(); ch == nil {
+		return true // cancelled
+	} else if !o.roomIn(ch) {
+		o.sub.lost.addFull() // the send would fail: no guard (see countFull)
+		return true
+	}
+	c := g.enter()
+	// The channel and the route must be loaded inside the guard (see
+	// sendOne).
+	ch := o.channel()
+	if (*route[T])(unsafe.Pointer(e.route.Load())) != r {
+		g.exit(c)
+		return false
+	}
+	if ch != nil {
+		select {
+		case ch <- v:
+			o.sub.sent.addIn(c)
+		default:
+			o.sub.lost.addFull()
+		}
+	}
+	g.exit(c)
+	return true
 }
 
 // sendLive offers v to the From sources of r and, if boxed, to its slow
