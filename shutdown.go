@@ -476,9 +476,17 @@ func (d *drain) seal(err error) {
 	for _, s := range live {
 		s.sealLocked()
 	}
-	for _, e := range b.all {
-		if !e.iface {
-			e.edit.sealLocked(e)
+	// The entries of records first: a publication of a retained T between
+	// the seals of T and of Record[T] would find T's route sealed, with no
+	// log, and count its record on the route of Record[T] (countRecord),
+	// which counts only sealed sources: its plain subscriptions, not yet
+	// sealed, would neither get the record nor count it. Sealed first, the
+	// route of Record[T] counts what T's log still sends it.
+	for _, records := range []bool{true, false} {
+		for _, e := range b.all {
+			if c := e.log.Load(); !e.iface && (c != nil && c.rec == e) == records {
+				e.edit.sealLocked(e)
+			}
 		}
 	}
 	// The subscriptions kept off their type's route (followers, replays in

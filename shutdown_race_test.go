@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,13 @@ func TestPublicationsRacingShutdownAreReceivedOrCounted(t *testing.T) {
 		},
 		"DropOldest": func(b *topic.Broker) <-chan srB {
 			ch, _ := b.Subscribe(topic.Name[srB]("b"), topic.Buffer[srB](1<<16), topic.Overflow[srB](topic.DropOldest))
+			return ch
+		},
+		// A lone plain subscription of a retained type: its publications
+		// take sendOrderedOne's path, and, sealed, the closed sink's.
+		"retained, plain": func(b *topic.Broker) <-chan srB {
+			b.Retain[srB](topic.Retention{Count: 4})
+			ch, _ := b.Subscribe(topic.Name[srB]("b"), topic.Buffer[srB](1<<16))
 			return ch
 		},
 		"retained, OnLoss": func(b *topic.Broker) <-chan srB {
@@ -630,5 +638,78 @@ func TestARecordSubscriptionCountsPublicationsAfterShutdown(t *testing.T) {
 	if got != 1 || st.Lost.Closed != 2 || reported.Load() != 2 {
 		t.Errorf("3 published, the last 2 after Shutdown: received %d, lost %+v, %d reported; want 1 received, 2 Closed and reported",
 			got, st.Lost, reported.Load())
+	}
+}
+
+// Lone plain subscriptions of a retained type and of its records, with a
+// buffer that fills, while publishers race Shutdown: every publication is
+// received, or counted once, Full or Closed, by each (Sent plus those
+// equals what was published, and so does Matched); the log counts each
+// publication once (Topics).
+func TestLoneOrderedSubscriptionsCountEveryPublicationAcrossShutdown(t *testing.T) {
+	const publishers, each = 4, 600
+	trials := 40
+	if testing.Short() {
+		trials = 8
+	}
+	for trial := range trials {
+		b := new(topic.Broker)
+		b.Retain[gVal](topic.Retention{Count: 16})
+		n := []int{0, 1, 7, 1 << 13}[trial%4]
+		ch, _ := b.Subscribe(topic.Name[gVal]("values"), topic.Buffer[gVal](n))
+		rch, _ := b.Subscribe(topic.Name[topic.Record[gVal]]("records"), topic.Buffer[topic.Record[gVal]](n))
+		var got, rgot uint64
+		var order loneOrder
+		var readers sync.WaitGroup
+		readers.Go(func() {
+			for v := range ch {
+				order.see(v)
+				got++
+			}
+		})
+		readers.Go(func() {
+			for range rch {
+				rgot++
+			}
+		})
+		var half sync.WaitGroup
+		half.Add(publishers)
+		var pubs sync.WaitGroup
+		for p := range publishers {
+			pubs.Go(func() {
+				for i := range each {
+					if i == (trial*37)%each {
+						half.Done()
+					}
+					b.Publish(gVal{P: p, Seq: i})
+				}
+			})
+		}
+		half.Wait()
+		if err := b.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		pubs.Wait()
+		readers.Wait()
+		if order.bad != "" {
+			t.Errorf("trial %d: %s", trial, order.bad)
+		}
+		const total = publishers * each
+		for _, st := range b.Subscriptions() {
+			received := got
+			if st.Name == "records" {
+				received = rgot
+			}
+			l := st.Lost
+			if st.Sent != received || st.Sent+l.Full+l.Closed != total || l.Total() != l.Full+l.Closed || st.Matched != total {
+				t.Errorf("trial %d (buffer %d): %s received %d of %d, counted Sent %d, Matched %d, lost %+v",
+					trial, n, st.Name, received, total, st.Sent, st.Matched, l)
+			}
+		}
+		for _, tp := range b.Topics() {
+			if tp.Type == reflect.TypeFor[gVal]() && tp.Published != total {
+				t.Errorf("trial %d: Topics counts %d publications of gVal, want %d", trial, tp.Published, total)
+			}
+		}
 	}
 }
