@@ -79,11 +79,14 @@ func (l *logOf[T]) sendRecords(g *guard, r *route[T], rr *route[Record[T]], x an
 	rec := Record[T]{Offset: off, Time: l.timeOf(nanos), Value: v}
 	rr, rx := sendInOrder(g, l.rec, rr, rec, &l.rlost, false)
 	l.unlock()
+	if rr != nil && rr.live {
+		// Deferred: if a From function of T's calls runtime.Goexit, the
+		// sources of the records still get theirs, as those after it on
+		// T's route get v (see sendSlow).
+		defer sendLive(g, rr, rec, rx, false)
+	}
 	if r != nil && r.live {
 		sendLive(g, r, v, x, true)
-	}
-	if rr != nil && rr.live {
-		sendLive(g, rr, rec, rx, false)
 	}
 }
 
