@@ -1,0 +1,60 @@
+package topics
+
+import (
+	"fmt"
+	"go/types"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// A PackageFact carries the endpoints of a package and of every package it
+// imports, transitively, to its importers: the analysis of a package sees
+// only the facts of the packages it imports directly.
+type PackageFact struct {
+	Endpoints []Endpoint
+	Types     map[string]TypeInfo
+}
+
+func (*PackageFact) AFact() {}
+
+func (f *PackageFact) String() string { return fmt.Sprintf("topics(%d endpoints)", len(f.Endpoints)) }
+
+// A HelperFact is attached to a generic function or method whose type
+// parameters are topics: Publish[T] inside func Send[T any], for example.
+type HelperFact struct{ Endpoints []HelperEndpoint }
+
+func (*HelperFact) AFact() {}
+
+func (f *HelperFact) String() string { return fmt.Sprintf("helper%v", f.Endpoints) }
+
+// Gather collects the endpoints of pass's package, exports its facts, and
+// returns the program in view: the package and what it imports.
+func Gather(pass *analysis.Pass) *Program {
+	c := Collect(Package{
+		Fset: pass.Fset, Pkg: pass.Pkg, Info: pass.TypesInfo, Files: pass.Files,
+		Helper: func(f *types.Func) []HelperEndpoint {
+			var h HelperFact
+			if pass.ImportObjectFact(f, &h) {
+				return h.Endpoints
+			}
+			return nil
+		},
+	})
+	for fn, hs := range c.Helpers {
+		if fn.Pkg() == pass.Pkg {
+			pass.ExportObjectFact(fn, &HelperFact{Endpoints: hs})
+		}
+	}
+	prog := &Program{}
+	prog.Add(c.Endpoints, c.Types)
+	for _, imp := range pass.Pkg.Imports() {
+		var f PackageFact
+		if pass.ImportPackageFact(imp, &f) {
+			prog.Add(f.Endpoints, f.Types)
+		}
+	}
+	if len(prog.Endpoints) > 0 {
+		pass.ExportPackageFact(&PackageFact{Endpoints: prog.Endpoints, Types: prog.Types})
+	}
+	return prog
+}
