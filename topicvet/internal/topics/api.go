@@ -29,7 +29,13 @@ const (
 	Produce               // the Pub of From[Pub, Sub]: a subscription is given it
 )
 
-var kindNames = [...]string{"publish", "subscribe", "handle", "follow", "read", "retain", "from-source", "from-produce"}
+var (
+	kindNames = [...]string{"publish", "subscribe", "handle", "follow", "read", "retain", "from-source", "from-produce"}
+	kindDone  = [...]string{"published", "subscribed", "handled", "followed", "read", "retained", "received by From", "made by From"}
+)
+
+// Done is the past participle of k, for a list of what is done to a topic.
+func (k Kind) Done() string { return kindDone[k] }
 
 func (k Kind) String() string { return kindNames[k] }
 

@@ -9,7 +9,8 @@ import (
 	"golang.org/x/tools/go/analysis"
 )
 
-// A directive silences checks on its line and the line below:
+// A directive silences checks on its line and the line below, or in a
+// whole function when it is in the function's doc comment:
 //
 //	//topicvet:ignore check[,check...] -- reason
 //
@@ -19,27 +20,52 @@ const directive = "//topicvet:ignore "
 // ignored maps a file and line to the checks silenced there.
 type ignored map[string]map[int][]string
 
+// checksOf returns the checks a directive comment names, none if c is not
+// one or gives no reason.
+func checksOf(c *ast.Comment) []string {
+	rest, ok := strings.CutPrefix(c.Text, directive)
+	if !ok {
+		return nil
+	}
+	checks, reason, ok := strings.Cut(rest, "--")
+	if !ok || strings.TrimSpace(reason) == "" {
+		return nil
+	}
+	var out []string
+	for ch := range strings.SplitSeq(checks, ",") {
+		out = append(out, strings.TrimSpace(ch))
+	}
+	return out
+}
+
 func directives(fset *token.FileSet, files []*ast.File) ignored {
 	ig := ignored{}
+	add := func(file string, from, to int, checks []string) {
+		if ig[file] == nil {
+			ig[file] = map[int][]string{}
+		}
+		for l := from; l <= to; l++ {
+			ig[file][l] = append(ig[file][l], checks...)
+		}
+	}
 	for _, f := range files {
 		for _, g := range f.Comments {
 			for _, c := range g.List {
-				rest, ok := strings.CutPrefix(c.Text, directive)
-				if !ok {
-					continue
+				if checks := checksOf(c); checks != nil {
+					p := fset.Position(c.Slash)
+					add(p.Filename, p.Line, p.Line+1, checks)
 				}
-				checks, reason, ok := strings.Cut(rest, "--")
-				if !ok || strings.TrimSpace(reason) == "" {
-					continue
-				}
-				p := fset.Position(c.Slash)
-				if ig[p.Filename] == nil {
-					ig[p.Filename] = map[int][]string{}
-				}
-				for ch := range strings.SplitSeq(checks, ",") {
-					ch = strings.TrimSpace(ch)
-					ig[p.Filename][p.Line] = append(ig[p.Filename][p.Line], ch)
-					ig[p.Filename][p.Line+1] = append(ig[p.Filename][p.Line+1], ch)
+			}
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Doc == nil {
+				continue
+			}
+			for _, c := range fd.Doc.List {
+				if checks := checksOf(c); checks != nil {
+					from, to := fset.Position(fd.Pos()), fset.Position(fd.End())
+					add(from.Filename, from.Line, to.Line, checks)
 				}
 			}
 		}

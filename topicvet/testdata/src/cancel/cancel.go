@@ -64,6 +64,16 @@ func silenced(b *topic.Broker) {
 	b.Handle(func(context.Context, Tick) error { return nil }) //topicvet:ignore topiccancel -- lives as long as the program
 }
 
+// silencedFunction registers subscriptions that last until the broker's
+// Shutdown.
+//
+//topicvet:ignore topiccancel -- they last until Shutdown
+func silencedFunction(b *topic.Broker) {
+	b.Handle(func(context.Context, Tick) error { return nil })
+	ch, _ := b.Subscribe[Tick]()
+	<-ch
+}
+
 func silencedWithoutReason(b *topic.Broker) {
 	//topicvet:ignore topiccancel
 	b.Handle(func(context.Context, Tick) error { return nil }) // want `the stop function of Handle is discarded`
