@@ -7,7 +7,9 @@ package topicvet
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/passes/ctrlflow"
@@ -34,7 +36,17 @@ the function that does not use it (any use counts: a call, a defer, passing
 it on, storing it; for a Follower, a call of its Close or any use but a
 call of its other methods). A function whose variable outlives the
 function (a field, a package variable) is not followed, and neither is
-main.main, whose return ends the program.
+main.main, whose return ends the program. Two more cases are not reported,
+as no subscription outlives its need there: a function that calls Shutdown
+on the same broker (a variable or a field named the same way), which ends
+every subscription; and a channel subscription (Subscribe without the
+Follow option) or a pull follower of a broker declared in the function,
+which lives no longer than the broker. In a test file, a subscription of
+a broker in a local variable or a parameter is taken to end with the
+test's broker, and one in a function literal without parameters or in a
+function that defers a recover is taken as a test of a panic: neither is
+reported (one of a package-level broker is). Generated files are not
+reported.
 
 A subscription meant to live as long as the program says so:
 
@@ -90,6 +102,11 @@ func cancelFunc(pass *analysis.Pass, r *topics.Reporter, node ast.Node) {
 	if body == nil {
 		return
 	}
+	inTest := strings.HasSuffix(pass.Fset.Position(node.Pos()).Filename, "_test.go")
+	if inTest && testsPanic(pass, node, nil) {
+		return
+	}
+	shutdown := shutdowns(pass.TypesInfo, body)
 	vars := map[*types.Var]cancelVar{}
 	ast.PreorderStack(body, nil, func(n ast.Node, stack []ast.Node) bool {
 		if _, ok := n.(*ast.FuncLit); ok {
@@ -102,6 +119,15 @@ func cancelFunc(pass *analysis.Pass, r *topics.Reporter, node ast.Node) {
 		index, what, follower, ok := cancelOf(pass.TypesInfo, call)
 		if !ok {
 			return true
+		}
+		if recv := receiverOf(call); recv != nil {
+			key := brokerKey(pass.TypesInfo, recv)
+			if shutdown[key] || diesWithBroker(pass.TypesInfo, call, key, body) {
+				return true
+			}
+			if v, ok := key.(*types.Var); ok && inTest && v.Parent() != v.Pkg().Scope() {
+				return true // the test's own broker
+			}
 		}
 		var id *ast.Ident
 		stmt := stack[len(stack)-1]
@@ -238,4 +264,73 @@ outer:
 		return nil
 	}
 	return search(defblock.Succs)
+}
+
+// receiverOf is the broker expression of a call of a Broker method.
+func receiverOf(call *ast.CallExpr) ast.Expr {
+	fun := ast.Unparen(call.Fun)
+	switch f := fun.(type) {
+	case *ast.IndexExpr:
+		fun = f.X
+	case *ast.IndexListExpr:
+		fun = f.X
+	}
+	if sel, ok := ast.Unparen(fun).(*ast.SelectorExpr); ok {
+		return sel.X
+	}
+	return nil
+}
+
+// brokerKey names the broker e denotes: its variable, or the text of a
+// longer expression (s.b), through & and parentheses.
+func brokerKey(info *types.Info, e ast.Expr) any {
+	e = ast.Unparen(e)
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e = ast.Unparen(u.X)
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		if obj := info.Uses[id]; obj != nil {
+			return obj
+		}
+	}
+	return types.ExprString(e)
+}
+
+// shutdowns returns the brokers body calls Shutdown on, in nested
+// function literals too (defer func() { b.Shutdown(ctx) }()).
+func shutdowns(info *types.Info, body *ast.BlockStmt) map[any]bool {
+	keys := map[any]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && topics.CoreFunc(topics.Callee(info, call), "Broker", "Shutdown") {
+			if recv := receiverOf(call); recv != nil {
+				keys[brokerKey(info, recv)] = true
+			}
+		}
+		return true
+	})
+	return keys
+}
+
+// diesWithBroker reports whether call makes a subscription without a
+// goroutine of its own (Subscribe without the Follow option, or
+// Broker.Follow) on a broker declared in body, which the subscription
+// does not outlive.
+func diesWithBroker(info *types.Info, call *ast.CallExpr, key any, body *ast.BlockStmt) bool {
+	v, ok := key.(*types.Var)
+	if !ok || v.Pos() < body.Pos() || v.Pos() >= body.End() {
+		return false
+	}
+	fn := topics.Callee(info, call)
+	switch fn.Name() {
+	case "Follow":
+		return true
+	case "Subscribe":
+		for _, a := range call.Args {
+			if c, ok := ast.Unparen(a).(*ast.CallExpr); ok && topics.CoreFunc(topics.Callee(info, c), "", "Follow") {
+				return false
+			}
+		}
+		return !call.Ellipsis.IsValid()
+	}
+	return false
 }

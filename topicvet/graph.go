@@ -30,8 +30,8 @@ A value published on a type that no subscription, handler, follower,
 interface subscription (any among them) or From source receives is lost
 for good, and nothing fails: a renamed event, a subscription removed, a
 value published where a pointer was meant. The check is reported once per
-type, at its first publication in a package main or a test file, when no
-package of the program receives it.`)
+type, at its first publication in a package main or an Example function,
+when no package of the program receives it.`)
 
 // Unpublished reports a subscription that nothing publishes to.
 var Unpublished = wholeProgram(topics.Unpublished, `report a subscription to a type that nothing in the program publishes
@@ -39,7 +39,8 @@ var Unpublished = wholeProgram(topics.Unpublished, `report a subscription to a t
 A subscription, handler, follower or read of a concrete type that no
 package of the program publishes (nor makes with From) waits forever. Types
 of package topic (DeadLetter, Record) are left out: the broker publishes
-them. Reported at each such reception in a package main or a test file.`)
+them. Reported at each such reception in a package main or an Example
+function.`)
 
 // PointerValue reports *T published where T is received, or the reverse.
 var PointerValue = wholeProgram(topics.PointerValue, `report *T published where only T is received, or the reverse
@@ -69,12 +70,17 @@ func wholeProgram(check, doc string) *analysis.Analyzer {
 	}
 }
 
-// inView reports whether e is where the whole program is known: in the
-// package being analysed, and in a package main or a test file. A library
-// does not know its importers, which may receive what it publishes.
+// inView reports whether e is where the whole program is known and meant:
+// in the package being analysed, and in a package main (but its tests) or
+// an Example function. A library does not know its importers, which may
+// receive what it publishes; a test publishes what nothing receives to
+// show that nothing does.
 func inView(pass *analysis.Pass, e topics.Endpoint) bool {
 	if !e.TokenPos().IsValid() {
 		return false
 	}
-	return pass.Pkg.Name() == "main" || strings.HasSuffix(pass.Fset.Position(e.TokenPos()).Filename, "_test.go")
+	if strings.HasSuffix(pass.Fset.Position(e.TokenPos()).Filename, "_test.go") {
+		return e.InExample()
+	}
+	return pass.Pkg.Name() == "main"
 }

@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/passes/inspect"
@@ -31,7 +32,11 @@ policy; Watch with an interval that is not positive; nil for a function
 or a context. The check reports what is certain at compile time: options
 written as calls in the argument list, constant values, literals. An
 option list spread from a slice (opts...) hides which options are missing,
-so the checks that need one absent (AckWait without Name) say nothing then.`,
+so the checks that need one absent (AckWait without Name) say nothing then.
+
+In a test file, a misuse inside a function literal without parameters
+(wantPanic("...", func() { ... })), or in a function that defers a call of
+recover, is taken as a test of the panic and not reported.`,
 	URL:      "https://pkg.go.dev/github.com/seedaa7df82c/topic/topicvet",
 	Requires: []*analysis.Analyzer{inspect.Analyzer},
 	Run:      runOptions,
@@ -44,11 +49,17 @@ func runOptions(pass *analysis.Pass) (any, error) {
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	r := topics.NewReporter(pass, "topicoptions")
 	info := pass.TypesInfo
-	ins.Preorder([]ast.Node{(*ast.CallExpr)(nil)}, func(n ast.Node) {
+	ins.WithStack([]ast.Node{(*ast.CallExpr)(nil)}, func(n ast.Node, push bool, stack []ast.Node) bool {
+		if !push {
+			return true
+		}
 		call := n.(*ast.CallExpr)
+		if testsPanic(pass, call, stack) {
+			return true
+		}
 		fn := topics.Callee(info, call)
 		if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != topics.CorePath {
-			return
+			return true
 		}
 		core := fn.Pkg().Scope()
 		targ := func(i int) types.Type {
@@ -127,8 +138,61 @@ func runOptions(pass *analysis.Pass) (any, error) {
 				}
 			}
 		}
+		return true
 	})
 	return nil, nil
+}
+
+// testsPanic reports whether n, in a test file, is or is inside (stack) a
+// function literal without parameters or a function that defers a
+// recover: a test of the panic.
+func testsPanic(pass *analysis.Pass, n ast.Node, stack []ast.Node) bool {
+	if !strings.HasSuffix(pass.Fset.Position(n.Pos()).Filename, "_test.go") {
+		return false
+	}
+	for i := len(stack); i >= 0; i-- {
+		m := n
+		if i < len(stack) {
+			m = stack[i]
+		}
+		var body *ast.BlockStmt
+		switch f := m.(type) {
+		case *ast.FuncLit:
+			if f.Type.Params.NumFields() == 0 {
+				return true
+			}
+			body = f.Body
+		case *ast.FuncDecl:
+			body = f.Body
+		default:
+			continue
+		}
+		if body != nil && defersRecover(body) {
+			return true
+		}
+	}
+	return false
+}
+
+// defersRecover reports whether body defers a function literal that calls
+// recover.
+func defersRecover(body *ast.BlockStmt) bool {
+	found := false
+	for _, st := range body.List {
+		d, ok := st.(*ast.DeferStmt)
+		if !ok {
+			continue
+		}
+		ast.Inspect(d, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "recover" {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
 }
 
 // checkOptionList reports the options of call (to Subscribe, Follow or

@@ -17,8 +17,10 @@
 //   - pointervalue: *T published where only T is received, or the reverse.
 //
 // The last three look at the whole program: they report in a package main
-// and in test files, where every package of the program is in view (see
-// the Graph analyzer).
+// and in Example functions, where every package of the program is in view
+// (see the Graph analyzer); not in a library, which does not know its
+// importers, nor in tests, which publish what nothing receives to show
+// that nothing does.
 //
 // A finding is silenced by a directive on its line or the line above:
 //

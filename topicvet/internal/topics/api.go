@@ -73,9 +73,8 @@ func BrokerMethods() []string {
 // CoreFunc reports whether obj is the function or method name of the core
 // (a method of Broker when recv is "Broker", of Follower[T] when
 // "Follower", a package function when "").
-func CoreFunc(obj types.Object, recv, name string) bool {
-	f, ok := obj.(*types.Func)
-	if !ok || f.Pkg() == nil || f.Pkg().Path() != CorePath || f.Name() != name {
+func CoreFunc(f *types.Func, recv, name string) bool {
+	if f == nil || f.Pkg() == nil || f.Pkg().Path() != CorePath || f.Name() != name {
 		return false
 	}
 	return RecvName(f) == recv

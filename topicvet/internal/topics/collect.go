@@ -24,8 +24,13 @@ type Endpoint struct {
 	// function whose instantiations are not followed.
 	Generic bool
 
-	pos token.Pos // in the package analysed, NoPos from a fact
+	pos  token.Pos // in the package analysed, NoPos from a fact
+	encl string    // the name of the function declaration holding it
 }
+
+// InExample reports whether the endpoint is in the package being analysed,
+// inside an Example function.
+func (e Endpoint) InExample() bool { return e.pos.IsValid() && strings.HasPrefix(e.encl, "Example") }
 
 // TokenPos is the endpoint's position in the package being analysed,
 // token.NoPos if it came from another package.
@@ -138,6 +143,9 @@ func Collect(p Package) *Collected {
 	for _, s := range sites {
 		for _, e := range c.endpointsOf(p, s) {
 			ep := Endpoint{Kind: e.kind, Type: TypeKey(e.typ), Pos: p.Fset.Position(s.pos).String(), Via: e.via, pos: s.pos}
+			if s.encl != nil {
+				ep.encl = s.encl.Name()
+			}
 			if hasTypeParam(e.typ) {
 				if _, ok := typeParamOf(s.encl, e.typ); ok {
 					continue // a helper's: its instantiations make the endpoints

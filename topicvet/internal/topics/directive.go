@@ -76,20 +76,28 @@ func directives(fset *token.FileSet, files []*ast.File) ignored {
 // A Reporter reports the diagnostics of one check in one pass, but those a
 // directive silences.
 type Reporter struct {
-	pass  *analysis.Pass
-	check string
-	ig    ignored
+	pass      *analysis.Pass
+	check     string
+	ig        ignored
+	generated map[string]bool // the files the pass holds that are generated
 }
 
 // NewReporter returns the Reporter of check in pass.
 func NewReporter(pass *analysis.Pass, check string) *Reporter {
-	return &Reporter{pass: pass, check: check, ig: directives(pass.Fset, pass.Files)}
+	r := &Reporter{pass: pass, check: check, ig: directives(pass.Fset, pass.Files), generated: map[string]bool{}}
+	for _, f := range pass.Files {
+		if ast.IsGenerated(f) {
+			r.generated[pass.Fset.Position(f.Pos()).Filename] = true
+		}
+	}
+	return r
 }
 
-// Report reports msg at pos unless it is silenced.
+// Report reports msg at pos unless it is silenced, or in a generated
+// file, which no one would edit to fix it.
 func (r *Reporter) Report(pos token.Pos, msg string) {
 	p := r.pass.Fset.Position(pos)
-	if slices.Contains(r.ig[p.Filename][p.Line], r.check) {
+	if r.generated[p.Filename] || slices.Contains(r.ig[p.Filename][p.Line], r.check) {
 		return
 	}
 	r.pass.Report(analysis.Diagnostic{Pos: pos, Category: r.check, Message: msg})

@@ -3,6 +3,8 @@ package topics
 import (
 	"fmt"
 	"go/types"
+	"maps"
+	"slices"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -12,7 +14,22 @@ import (
 // only the facts of the packages it imports directly.
 type PackageFact struct {
 	Endpoints []Endpoint
-	Types     map[string]TypeInfo
+	Types     []KeyedType // sorted by key: a fact's encoding must not vary
+}
+
+// A KeyedType is a TypeInfo with its key.
+type KeyedType struct {
+	Key string
+	TypeInfo
+}
+
+// types returns f's types as a map.
+func (f *PackageFact) types() map[string]TypeInfo {
+	m := make(map[string]TypeInfo, len(f.Types))
+	for _, t := range f.Types {
+		m[t.Key] = t.TypeInfo
+	}
+	return m
 }
 
 func (*PackageFact) AFact() {}
@@ -50,11 +67,15 @@ func Gather(pass *analysis.Pass) *Program {
 	for _, imp := range pass.Pkg.Imports() {
 		var f PackageFact
 		if pass.ImportPackageFact(imp, &f) {
-			prog.Add(f.Endpoints, f.Types)
+			prog.Add(f.Endpoints, f.types())
 		}
 	}
 	if len(prog.Endpoints) > 0 {
-		pass.ExportPackageFact(&PackageFact{Endpoints: prog.Endpoints, Types: prog.Types})
+		f := &PackageFact{Endpoints: prog.Endpoints}
+		for _, k := range slices.Sorted(maps.Keys(prog.Types)) {
+			f.Types = append(f.Types, KeyedType{k, prog.Types[k]})
+		}
+		pass.ExportPackageFact(f)
 	}
 	return prog
 }

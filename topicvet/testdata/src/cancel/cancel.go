@@ -88,3 +88,18 @@ func inClosure(b *topic.Broker, early bool) func() {
 		cancel()
 	}
 }
+
+func shutDown(ctx context.Context, b *topic.Broker) {
+	defer b.Shutdown(ctx)
+	b.Handle(func(context.Context, Tick) error { return nil })
+}
+
+func localBroker() {
+	var b topic.Broker
+	ch, _ := b.Subscribe[Tick]()
+	b.Publish(Tick{})
+	<-ch
+	b.Follow[Tick]()
+	b.Subscribe(topic.Follow[Tick]())                          // want `the cancel function of Subscribe is discarded`
+	b.Handle(func(context.Context, Tick) error { return nil }) // want `the stop function of Handle is discarded`
+}

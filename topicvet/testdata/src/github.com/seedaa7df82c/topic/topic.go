@@ -21,6 +21,7 @@ func (b *Broker) Retain[T any](r Retention)                                     
 func (b *Broker) RetainLatest[T any, K comparable](key func(T) K, r Retention)   {}
 func (b *Broker) Watch(every time.Duration, f func(Incident)) (stop func())      { return nil }
 func (b *Broker) TimeCalls(f func(Call)) (stop func())                           { return nil }
+func (b *Broker) Shutdown(ctx context.Context) error                             { return nil }
 
 type Follower[T any] struct{}
 
