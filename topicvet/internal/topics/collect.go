@@ -60,9 +60,25 @@ type TypeInfo struct {
 // function makes one, of the type argument at Param.
 type HelperEndpoint struct {
 	Kind  Kind
-	Param int
+	Param int    // -1 for a template
 	Pos   string // the call inside the helper
+
+	// tmpl is, for a helper of this package only, a type built from the
+	// helper's type parameters (Box[T], *T): each instantiation makes an
+	// endpoint of it, the type arguments put in. Not in a fact.
+	tmpl types.Type
 }
+
+func (h HelperEndpoint) key() string {
+	t := ""
+	if h.tmpl != nil {
+		t = TypeKey(h.tmpl)
+	}
+	return fmt.Sprint(h.Kind, "\x00", h.Param, "\x00", h.Pos, "\x00", t)
+}
+
+// Exported reports whether h can be carried by a fact to other packages.
+func (h HelperEndpoint) Exported() bool { return h.tmpl == nil }
 
 // Package is what Collect reads of one type-checked package.
 type Package struct {
@@ -124,17 +140,26 @@ func Collect(p Package) *Collected {
 		}
 	}
 	// The helpers of this package, to a fixed point: a helper may call
-	// another, declared after it.
-	for changed := true; changed; {
+	// another, declared after it. A recursive helper that instantiates
+	// itself with a larger type (F[T] calling F[Box[T]]) would grow its
+	// templates for ever: the rounds are bounded.
+	have := map[string]bool{}
+	for round, changed := 0, true; changed && round < maxHelperRounds; round++ {
 		changed = false
 		for _, s := range sites {
 			for _, e := range c.endpointsOf(p, s) {
+				h := HelperEndpoint{Kind: e.kind, Param: -1, Pos: e.pos}
 				if param, ok := typeParamOf(s.encl, e.typ); ok {
-					h := HelperEndpoint{Kind: e.kind, Param: param, Pos: e.pos}
-					if !slices.Contains(c.Helpers[s.encl], h) {
-						c.Helpers[s.encl] = append(c.Helpers[s.encl], h)
-						changed = true
-					}
+					h.Param = param
+				} else if ownTypeParams(s.encl, e.typ) {
+					h.tmpl = e.typ
+				} else {
+					continue
+				}
+				if k := fmt.Sprint(s.encl.FullName(), h.key()); !have[k] {
+					have[k] = true
+					c.Helpers[s.encl] = append(c.Helpers[s.encl], h)
+					changed = true
 				}
 			}
 		}
@@ -147,7 +172,7 @@ func Collect(p Package) *Collected {
 				ep.encl = s.encl.Name()
 			}
 			if hasTypeParam(e.typ) {
-				if _, ok := typeParamOf(s.encl, e.typ); ok {
+				if _, ok := typeParamOf(s.encl, e.typ); ok || ownTypeParams(s.encl, e.typ) {
 					continue // a helper's: its instantiations make the endpoints
 				}
 				// Unresolved: some instance of a generic type, or any type.
@@ -207,11 +232,117 @@ func (c *Collected) endpointsOf(p Package, s site) []found {
 	}
 	var out []found
 	for _, h := range hs {
-		if h.Param < s.targs.Len() {
+		switch {
+		case h.tmpl != nil:
+			if t := subst(h.tmpl, fn.Signature().TypeParams(), s.targs); t != nil {
+				out = append(out, found{kind: h.Kind, typ: t, pos: pos, via: FuncName(fn)})
+			}
+		case h.Param < s.targs.Len():
 			out = append(out, found{kind: h.Kind, typ: s.targs.At(h.Param), pos: pos, via: FuncName(fn)})
 		}
 	}
 	return out
+}
+
+// maxHelperRounds bounds the rounds that find the helpers of a package.
+const maxHelperRounds = 8
+
+// ownTypeParams reports whether t mentions type parameters, all of them
+// encl's own.
+func ownTypeParams(encl *types.Func, t types.Type) bool {
+	if encl == nil || !hasTypeParam(t) {
+		return false
+	}
+	own := true
+	walkTypeParams(t, func(tp *types.TypeParam) {
+		if tp == nil {
+			own = false
+		} else if _, ok := typeParamOf(encl, tp); !ok {
+			own = false
+		}
+	})
+	return own
+}
+
+// walkTypeParams calls f with each type parameter t mentions, in the
+// types subst rebuilds.
+func walkTypeParams(t types.Type, f func(*types.TypeParam)) {
+	switch t := types.Unalias(t).(type) {
+	case *types.TypeParam:
+		f(t)
+	case *types.Pointer:
+		walkTypeParams(t.Elem(), f)
+	case *types.Slice:
+		walkTypeParams(t.Elem(), f)
+	case *types.Array:
+		walkTypeParams(t.Elem(), f)
+	case *types.Chan:
+		walkTypeParams(t.Elem(), f)
+	case *types.Map:
+		walkTypeParams(t.Key(), f)
+		walkTypeParams(t.Elem(), f)
+	case *types.Named:
+		for a := range t.TypeArgs().Types() {
+			walkTypeParams(a, f)
+		}
+	default:
+		if hasTypeParam(t) {
+			f(nil) // a function or struct type: not rebuilt
+		}
+	}
+}
+
+// subst is t with the type parameters tps replaced by the type arguments
+// args; nil if t is built in a way it does not rebuild.
+func subst(t types.Type, tps *types.TypeParamList, args *types.TypeList) types.Type {
+	switch t := types.Unalias(t).(type) {
+	case *types.TypeParam:
+		if i := t.Index(); i < tps.Len() && i < args.Len() && tps.At(i) == t {
+			return args.At(i)
+		}
+		return nil
+	case *types.Pointer:
+		if e := subst(t.Elem(), tps, args); e != nil {
+			return types.NewPointer(e)
+		}
+	case *types.Slice:
+		if e := subst(t.Elem(), tps, args); e != nil {
+			return types.NewSlice(e)
+		}
+	case *types.Array:
+		if e := subst(t.Elem(), tps, args); e != nil {
+			return types.NewArray(e, t.Len())
+		}
+	case *types.Chan:
+		if e := subst(t.Elem(), tps, args); e != nil {
+			return types.NewChan(t.Dir(), e)
+		}
+	case *types.Map:
+		k, e := subst(t.Key(), tps, args), subst(t.Elem(), tps, args)
+		if k != nil && e != nil {
+			return types.NewMap(k, e)
+		}
+	case *types.Named:
+		if t.TypeArgs().Len() == 0 {
+			return t
+		}
+		var as []types.Type
+		for a := range t.TypeArgs().Types() {
+			s := subst(a, tps, args)
+			if s == nil {
+				return nil
+			}
+			as = append(as, s)
+		}
+		if inst, err := types.Instantiate(nil, t.Origin(), as, false); err == nil {
+			return inst
+		}
+	default:
+		if !hasTypeParam(t) {
+			return t
+		}
+	}
+	return nil
 }
 
 // typeParamOf reports whether t is a type parameter of the generic

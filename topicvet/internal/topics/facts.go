@@ -2,6 +2,7 @@ package topics
 
 import (
 	"fmt"
+	"go/token"
 	"go/types"
 	"maps"
 	"slices"
@@ -58,8 +59,14 @@ func Gather(pass *analysis.Pass) *Program {
 		},
 	})
 	for fn, hs := range c.Helpers {
-		if fn.Pkg() == pass.Pkg {
-			pass.ExportObjectFact(fn, &HelperFact{Endpoints: hs})
+		var exported []HelperEndpoint
+		for _, h := range hs {
+			if h.Exported() {
+				exported = append(exported, h)
+			}
+		}
+		if fn.Pkg() == pass.Pkg && len(exported) > 0 {
+			pass.ExportObjectFact(fn, &HelperFact{Endpoints: exported})
 		}
 	}
 	prog := &Program{}
@@ -67,7 +74,13 @@ func Gather(pass *analysis.Pass) *Program {
 	for _, imp := range pass.Pkg.Imports() {
 		var f PackageFact
 		if pass.ImportPackageFact(imp, &f) {
-			prog.Add(f.Endpoints, f.types())
+			// Another package's: not in this one, whatever the driver kept
+			// of the fact in memory.
+			eps := slices.Clone(f.Endpoints)
+			for i := range eps {
+				eps[i].pos, eps[i].encl = token.NoPos, ""
+			}
+			prog.Add(eps, f.types())
 		}
 	}
 	if len(prog.Endpoints) > 0 {

@@ -60,6 +60,10 @@ func main() {
 	defer stop()
 	lib.Send(&b, Missed{}) // want `main.Missed is published, but nothing in the program receives it`
 
+	// A helper of this package that instantiates another with a type
+	// built from its type parameter: followed, the type arguments put in.
+	row[Row](&b) // want `main.Wrapped\[\*main.Row\] is published, but nothing in the program receives it`
+
 	// A method value never called still publishes.
 	publish := b.Publish[Retained]
 	b.Retain[Retained](topic.Retention{Count: 1})
@@ -96,3 +100,11 @@ func main() {
 
 	b.Publish(Typo{}) //topicvet:ignore unreceived -- silenced, and once per type anyway
 }
+
+type Row struct{}
+
+type Wrapped[T any] struct{ V T }
+
+func sendWrapped[T any](b *topic.Broker, v T) { b.Publish(Wrapped[T]{V: v}) }
+
+func row[H any](b *topic.Broker) { sendWrapped[*H](b, nil) }
