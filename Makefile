@@ -73,6 +73,12 @@ PORT     ?= 8080
 # it with (none: the first).
 RELEASE      ?= v0.1.0
 RELEASE_BASE ?= none
+# topicvet, built from its module (topicvet/), and the packages make
+# vet-topics checks with it: every module's that uses the core, tests and
+# examples included; not the comparison harness, whose peers' dependencies
+# cost a minute to compile.
+TOPICVET  = $(abspath $(DIST))/topicvet
+TOPICPKGS ?= ./... ./natsbridge/... ./topicotel/...
 # The modules released, from the root, the core first.
 PUBLISHED    ?= . natsbridge topicotel
 SERVE    ?= 127.0.0.1:$(PORT)
@@ -85,7 +91,8 @@ each      = $(call eachof,$(MODULES),$(1))
 eachof    = set -e; for m in $(1); do echo "== $$m"; (cd $$m && $(2)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape benchdoc lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare compare-smoke staticcheck-compare layout tools busy release-check
+	escape benchdoc lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare compare-smoke staticcheck-compare layout tools busy release-check \
+	vet-topics topic-graph
 
 all: check
 
@@ -182,6 +189,17 @@ build32: ## the core built for a 32-bit platform (386), where a 64-bit atomic mu
 
 staticcheck: ## staticcheck on the packages of every module but the comparison harness, in one run
 	$(TOOL) staticcheck $(NOSWEEPS) $(LIBPKGS)
+
+vet-topics: | $(DIST) ## topicvet's checks on TOPICPKGS, through go vet (which reuses the build cache); clean, or each finding silenced with its reason
+	cd topicvet && $(GO) build -o $(TOPICVET) ./cmd/topicvet
+	$(GO) vet -vettool=$(TOPICVET) $(TOPICPKGS)
+
+topic-graph: | $(DIST) ## the demo's topic graph (topicvet graph -format dot) drawn by Graphviz, installed when missing, into docs/topic-graph.svg
+	@command -v dot >/dev/null || { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y graphviz; }
+	cd topicvet && $(GO) build -o $(TOPICVET) ./cmd/topicvet
+	$(TOPICVET) graph -format dot ./cmd/topic-demo > $(DIST)/topic-graph.dot
+	dot -Tsvg $(DIST)/topic-graph.dot -o docs/topic-graph.svg
 
 staticcheck-compare: ## staticcheck on the comparison harness (compare/), and its peers' packages it depends on
 	$(TOOL) staticcheck ./$(HARNESS)/...
