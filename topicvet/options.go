@@ -297,7 +297,7 @@ func checkBuffer(pass *analysis.Pass, r *topics.Reporter, core *types.Scope, arg
 	if t == nil || hasTypeParamT(t) || constant.Sign(v) <= 0 {
 		return
 	}
-	size := pass.TypesSizes.Sizeof(t)
+	size := sizeof(pass.TypesSizes, t)
 	if size > 0 && constant.Compare(constant.BinaryOp(v, token.MUL, constant.MakeInt64(size)), token.GTR, maxBytes) {
 		r.Report(arg.Pos(), fmt.Sprintf("Buffer(%s) of %s takes more than MaxBufferBytes (%s): Subscribe panics", v, types.TypeString(t, types.RelativeTo(pass.Pkg)), maxBytes))
 	}
@@ -348,9 +348,18 @@ func isRecord(t types.Type) bool {
 	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == topics.CorePath && n.Obj().Name() == "Record"
 }
 
-// hasTypeParamT reports whether t is a type parameter, whose type argument
-// is not known here.
-func hasTypeParamT(t types.Type) bool {
-	_, ok := t.(*types.TypeParam)
-	return ok
+// hasTypeParamT reports whether t mentions a type parameter, whose type
+// argument is not known here.
+func hasTypeParamT(t types.Type) bool { return topics.HasTypeParam(t) }
+
+// sizeof is the size of t, 0 if go/types cannot tell: a type declared in a
+// generic function may hold its type parameters, for which go/types
+// panics.
+func sizeof(sizes types.Sizes, t types.Type) (size int64) {
+	defer func() {
+		if recover() != nil {
+			size = 0
+		}
+	}()
+	return sizes.Sizeof(t)
 }

@@ -359,6 +359,10 @@ func typeParamOf(encl *types.Func, t types.Type) (int, bool) {
 	return 0, false
 }
 
+// HasTypeParam reports whether t mentions a type parameter: its size, for
+// one, is not known.
+func HasTypeParam(t types.Type) bool { return hasTypeParam(t) }
+
 // hasTypeParam reports whether t mentions a type parameter.
 func hasTypeParam(t types.Type) bool {
 	switch t := types.Unalias(t).(type) {

@@ -64,3 +64,14 @@ func watches(b *topic.Broker) {
 	b.Watch(time.Second, nil)           // want `Watch panics on a nil function`
 	b.TimeCalls(nil)                    // want `TimeCalls panics on a nil function`
 }
+
+// A type declared in a generic function holds its type parameter: its
+// size is not known, and nothing is reported.
+func generic[T any]() {
+	type local struct {
+		v T
+		n int
+	}
+	_ = topic.Buffer[local](1 << 20)
+	_ = topic.Buffer[[4]T](1 << 20)
+}
