@@ -13,21 +13,26 @@ import (
 var limits = []string{"library", "nats/exporter", "nats/importer"}
 
 func TestCancelReportsDiscardedAndUnusedCancels(t *testing.T) {
+	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel")
 }
 
 func TestOptionsReportsWhatTheCorePanicsOn(t *testing.T) {
+	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Options, "options")
 }
 
 func TestUnreceivedReportsATypeNothingReceives(t *testing.T) {
+	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, append(limits, "program")...)
 }
 
 func TestUnpublishedReportsASubscriptionNothingPublishesTo(t *testing.T) {
+	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Unpublished, append(limits, "unpublished")...)
 }
 
 func TestPointerValueReportsAPointerPublishedWhereTheValueIsReceived(t *testing.T) {
+	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.PointerValue, append(limits, "pointervalue")...)
 }

@@ -14,6 +14,13 @@ import (
 	"github.com/seedaa7df82c/topic/topicvet/internal/topics"
 )
 
+// writers are the formats of topicvet graph.
+var writers = map[string]func(*topics.Program, io.Writer, string){
+	"text":    (*topics.Program).WriteText,
+	"dot":     (*topics.Program).WriteDOT,
+	"mermaid": (*topics.Program).WriteMermaid,
+}
+
 // graphMain runs topicvet graph with args, the environment of the go
 // command env (nil: this process's), and returns the exit status.
 func graphMain(args []string, stdout, stderr io.Writer, env []string) int {
@@ -28,11 +35,7 @@ func graphMain(args []string, stdout, stderr io.Writer, env []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	write := map[string]func(*topics.Program, io.Writer, string){
-		"text":    (*topics.Program).WriteText,
-		"dot":     (*topics.Program).WriteDOT,
-		"mermaid": (*topics.Program).WriteMermaid,
-	}[*format]
+	write := writers[*format]
 	if write == nil || fs.NArg() == 0 {
 		fs.Usage()
 		return 2
