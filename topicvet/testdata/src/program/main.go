@@ -64,6 +64,9 @@ func main() {
 	// built from its type parameter: followed, the type arguments put in.
 	row[Row](&b) // want `main.Wrapped\[\*main.Row\] is published, but nothing in the program receives it`
 
+	// Append publishes too.
+	b.Append(Appended{}) // want `main.Appended is published, but nothing in the program receives it`
+
 	// A method value never called still publishes.
 	publish := b.Publish[Retained]
 	b.Retain[Retained](topic.Retention{Count: 1})
@@ -108,3 +111,5 @@ type Wrapped[T any] struct{ V T }
 func sendWrapped[T any](b *topic.Broker, v T) { b.Publish(Wrapped[T]{V: v}) }
 
 func row[H any](b *topic.Broker) { sendWrapped[*H](b, nil) }
+
+type Appended struct{}
