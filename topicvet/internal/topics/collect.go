@@ -107,6 +107,39 @@ type site struct {
 	callee *types.Func
 	targs  *types.TypeList
 	pos    token.Pos
+	// deadLetter is, for a call of Broker.Handle with Retry, the
+	// DeadLetter[T] the broker publishes for it; callee is nil then.
+	deadLetter types.Type
+}
+
+// deadLetterOf returns DeadLetter[T] if call is a call of Broker.Handle
+// of T with a Retry option in its arguments: the broker publishes the
+// values that fail every attempt as DeadLetter[T].
+func deadLetterOf(info *types.Info, call *ast.CallExpr) types.Type {
+	fn := Callee(info, call)
+	if !CoreFunc(fn, "Broker", "Handle") {
+		return nil
+	}
+	inst, ok := info.Instances[CalleeIdent(call.Fun)]
+	if !ok || inst.TypeArgs.Len() != 1 {
+		return nil
+	}
+	for _, a := range call.Args {
+		c, ok := ast.Unparen(a).(*ast.CallExpr)
+		if !ok || !CoreFunc(Callee(info, c), "", "Retry") {
+			continue
+		}
+		tn, ok := fn.Pkg().Scope().Lookup("DeadLetter").(*types.TypeName)
+		if !ok {
+			return nil
+		}
+		t, err := types.Instantiate(nil, tn.Type(), []types.Type{inst.TypeArgs.At(0)}, false)
+		if err != nil {
+			return nil
+		}
+		return t
+	}
+	return nil
 }
 
 // Collect finds the endpoints of p. The core's own calls are not
@@ -124,6 +157,11 @@ func Collect(p Package) *Collected {
 				encl, _ = p.Info.Defs[fd.Name].(*types.Func)
 			}
 			ast.Inspect(d, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if t := deadLetterOf(p.Info, call); t != nil {
+						sites = append(sites, site{encl: encl, deadLetter: t, pos: call.Pos()})
+					}
+				}
 				id, ok := n.(*ast.Ident)
 				if !ok {
 					return true
@@ -205,8 +243,11 @@ type found struct {
 // endpointsOf returns the endpoints site s makes: a call of the core, or
 // an instantiation of a helper.
 func (c *Collected) endpointsOf(p Package, s site) []found {
-	fn := s.callee
 	pos := p.Fset.Position(s.pos).String()
+	if s.deadLetter != nil {
+		return []found{{kind: Publish, typ: s.deadLetter, pos: pos, via: "the dead letters of Handle with Retry"}}
+	}
+	fn := s.callee
 	if fn.Pkg() != nil && fn.Pkg().Path() == CorePath {
 		switch recv := RecvName(fn); {
 		case recv == "Broker":

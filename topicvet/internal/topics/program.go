@@ -168,6 +168,9 @@ func (p *Program) Check(inView func(Endpoint) bool) []Finding {
 		}
 		switch {
 		case e.Kind == Publish:
+			if p.Types[e.Type].Core {
+				continue // the broker's dead letters, or a record: not the user's to receive
+			}
 			if reported[e.Type] || len(p.Receivers(e.Type)) > 0 {
 				continue
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
@@ -76,6 +77,13 @@ func main() {
 	recs, cancelRecs := b.Subscribe[topic.Record[Retained]]()
 	defer cancelRecs()
 	<-recs
+
+	// A handler with Retry: the broker publishes its dead letters, which
+	// are not reported whether received or not.
+	stopRetried := b.Handle(func(context.Context, Order) error { return nil }, topic.Retry[Order](topic.RetryPolicy{Attempts: 2}))
+	defer stopRetried()
+	stopUnheard := b.Handle(func(context.Context, Helped) error { return nil }, topic.Retry[Helped](topic.RetryPolicy{Attempts: 2}))
+	defer stopUnheard()
 
 	// The broker publishes dead letters: not reported.
 	dead, cancelDead := b.Subscribe[topic.DeadLetter[Order]]()
