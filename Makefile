@@ -29,6 +29,12 @@ WORKPKGS  = ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
 # (LIBMODULES), and make staticcheck-compare analyses it.
 HARNESS    = compare
 LIBMODULES = $(filter-out $(HARNESS),$(MODULES))
+# topicvet's analyzers share no state between the packages they analyse:
+# make vet-topics runs its tests, from the build of topicvet, where the
+# race detector would add a minute of compiling golang.org/x/tools to a
+# cold make race.
+ANALYZERS  = topicvet
+RACEMODULES = $(filter-out $(ANALYZERS),$(LIBMODULES))
 LIBPKGS    = ./... $(foreach m,$(filter-out .,$(LIBMODULES)),./$(m)/...)
 RUN      ?= .
 BENCH    ?= .
@@ -102,8 +108,8 @@ $(DIST):
 test: ## run the tests of every module
 	$(call each,$(GO) test $(NOSWEEPS) $(call count) -run '$(RUN)' $(PKG))
 
-race: | $(DIST) ## the tests of every module under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
-	@MODULES='$(LIBMODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
+race: | $(DIST) ## the tests of every module but the harness and topicvet (see vet-topics) under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
+	@MODULES='$(RACEMODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
 
 busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core; each round's failed tests in dist/busy-N/
 	bash scripts/busy -n $(ROUNDS) $(MAKE) --no-print-directory race 'TESTOUT=$(DIST)/busy-$$(BUSY_ROUND)'
@@ -190,8 +196,8 @@ build32: ## the core built for a 32-bit platform (386), where a 64-bit atomic mu
 staticcheck: ## staticcheck on the packages of every module but the comparison harness, in one run
 	$(TOOL) staticcheck $(NOSWEEPS) $(LIBPKGS)
 
-vet-topics: | $(DIST) ## topicvet's checks on TOPICPKGS, through go vet (which reuses the build cache); clean, or each finding silenced with its reason
-	cd topicvet && $(GO) build -o $(TOPICVET) ./cmd/topicvet
+vet-topics: | $(DIST) ## topicvet's tests, then its checks on TOPICPKGS, through go vet (which reuses the build cache); clean, or each finding silenced with its reason
+	cd topicvet && $(GO) build -o $(TOPICVET) ./cmd/topicvet && $(GO) test $(VETALL) $(call count) -run '$(RUN)' ./...
 	$(GO) vet -vettool=$(TOPICVET) $(TOPICPKGS)
 
 topic-graph: | $(DIST) ## the demo's topic graph (topicvet graph -format dot) drawn by Graphviz, installed when missing, into docs/topic-graph.svg
