@@ -51,3 +51,38 @@ func TestGraphRefusesAnUnknownFormat(t *testing.T) {
 		t.Errorf("topicvet graph -format svg exited with %d, printed %q; want 2 and nothing", code, out.String())
 	}
 }
+
+// TestGraphOfTheDemoShowsItsTopics draws the graph of the demo program of
+// the repository (cmd/topic-demo) and looks for what its doc comment
+// says it does: a wildcard subscription on an interface, a From
+// transformation, a handler whose failures end as dead letters, followers
+// of a retained type. It needs the repository around the module; elsewhere
+// it is skipped.
+func TestGraphOfTheDemoShowsItsTopics(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "go.mod")); err != nil || !bytes.Contains(b, []byte("module github.com/seedaa7df82c/topic\n")) {
+		t.Skip("the repository is not around the module")
+	}
+	t.Chdir(root)
+	prog, err := load([]string{"./cmd/topic-demo"}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	prog.WriteText(&out, root)
+	for _, want := range []string{
+		"main.OrderPlaced\n  published      cmd/topic-demo/main.go:",
+		"  received as    main.Event\n",
+		"  made into      main.Revenue by From cmd/topic-demo/main.go:",
+		"topic.DeadLetter[main.OrderPlaced]\n",
+		"  received as    topic.DeadLettered\n",
+		"  followed       cmd/topic-demo/main.go:",
+	} {
+		if !bytes.Contains(out.Bytes(), []byte(want)) {
+			t.Errorf("the demo's graph has no %q:\n%s", want, out.String())
+		}
+	}
+}
