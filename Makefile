@@ -29,6 +29,12 @@ WORKPKGS  = ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
 # (LIBMODULES), and make staticcheck-compare analyses it.
 HARNESS    = compare
 LIBMODULES = $(filter-out $(HARNESS),$(MODULES))
+# topicvet's analyzers share no state between the packages they analyse:
+# make vet-topics runs its tests, from the build of topicvet, where the
+# race detector would add a minute of compiling golang.org/x/tools to a
+# cold make race.
+ANALYZERS  = topicvet
+RACEMODULES = $(filter-out $(ANALYZERS),$(LIBMODULES))
 LIBPKGS    = ./... $(foreach m,$(filter-out .,$(LIBMODULES)),./$(m)/...)
 RUN      ?= .
 BENCH    ?= .
@@ -73,6 +79,12 @@ PORT     ?= 8080
 # it with (none: the first).
 RELEASE      ?= v0.1.0
 RELEASE_BASE ?= none
+# topicvet, built from its module (topicvet/), and the packages make
+# vet-topics checks with it: every module's that uses the core, tests and
+# examples included; not the comparison harness, whose peers' dependencies
+# cost a minute to compile.
+TOPICVET  = $(abspath $(DIST))/topicvet
+TOPICPKGS ?= ./... ./natsbridge/... ./topicotel/...
 # The modules released, from the root, the core first.
 PUBLISHED    ?= . natsbridge topicotel
 SERVE    ?= 127.0.0.1:$(PORT)
@@ -85,7 +97,8 @@ each      = $(call eachof,$(MODULES),$(1))
 eachof    = set -e; for m in $(1); do echo "== $$m"; (cd $$m && $(2)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
-	escape benchdoc lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare compare-smoke staticcheck-compare layout tools busy release-check
+	escape benchdoc lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare compare-smoke staticcheck-compare layout tools busy release-check \
+	vet-topics topic-graph
 
 all: check
 
@@ -95,8 +108,8 @@ $(DIST):
 test: ## run the tests of every module
 	$(call each,$(GO) test $(NOSWEEPS) $(call count) -run '$(RUN)' $(PKG))
 
-race: | $(DIST) ## the tests of every module under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
-	@MODULES='$(LIBMODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
+race: | $(DIST) ## the tests of every module but the harness and topicvet (see vet-topics) under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
+	@MODULES='$(RACEMODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
 
 busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core; each round's failed tests in dist/busy-N/
 	bash scripts/busy -n $(ROUNDS) $(MAKE) --no-print-directory race 'TESTOUT=$(DIST)/busy-$$(BUSY_ROUND)'
@@ -182,6 +195,17 @@ build32: ## the core built for a 32-bit platform (386), where a 64-bit atomic mu
 
 staticcheck: ## staticcheck on the packages of every module but the comparison harness, in one run
 	$(TOOL) staticcheck $(NOSWEEPS) $(LIBPKGS)
+
+vet-topics: | $(DIST) ## topicvet's tests, then its checks on TOPICPKGS, through go vet (which reuses the build cache); clean, or each finding silenced with its reason
+	cd topicvet && $(GO) build -o $(TOPICVET) ./cmd/topicvet && $(GO) test $(VETALL) $(call count) -run '$(RUN)' ./...
+	$(GO) vet -vettool=$(TOPICVET) $(TOPICPKGS)
+
+topic-graph: | $(DIST) ## the demo's topic graph (topicvet graph -format dot) drawn by Graphviz, installed when missing, into docs/topic-graph.svg
+	@command -v dot >/dev/null || { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y graphviz; }
+	cd topicvet && $(GO) build -o $(TOPICVET) ./cmd/topicvet
+	$(TOPICVET) graph -format dot ./cmd/topic-demo > $(DIST)/topic-graph.dot
+	dot -Tsvg $(DIST)/topic-graph.dot -o docs/topic-graph.svg
 
 staticcheck-compare: ## staticcheck on the comparison harness (compare/), and its peers' packages it depends on
 	$(TOOL) staticcheck ./$(HARNESS)/...

@@ -63,6 +63,7 @@ func Handler(b *topic.Broker) http.Handler {
 		panic("topicdebug: Handler of a nil broker")
 	}
 	h := &pageHandler{b: b}
+	//topicvet:ignore topiccancel -- the page watches the broker as long as it lives: Watch ends by itself after Shutdown
 	b.Watch(time.Second, h.keep)
 	return h
 }

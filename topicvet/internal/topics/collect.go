@@ -1,0 +1,518 @@
+package topics
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"slices"
+	"strings"
+)
+
+// An Endpoint is one place of a program where a topic is published or
+// received: a call of the core, an instantiation of a generic helper that
+// makes one, or a method value.
+type Endpoint struct {
+	Kind Kind
+	Type string // the topic, its packages named by path
+	Pos  string // file:line:col
+	// Via is the generic helper the endpoint was found through
+	// (natsbridge.Bridge.Export), "" for a call of the core.
+	Via string
+	// Generic says the endpoint's type is some instance of the generic
+	// type named Type (natsbridge.Imported): it was found in a generic
+	// function whose instantiations are not followed.
+	Generic bool
+
+	pos  token.Pos // in the package analysed, NoPos from a fact
+	encl string    // the name of the function declaration holding it
+}
+
+// InExample reports whether the endpoint is in the package being analysed,
+// inside an Example function.
+func (e Endpoint) InExample() bool { return e.pos.IsValid() && strings.HasPrefix(e.encl, "Example") }
+
+// TokenPos is the endpoint's position in the package being analysed,
+// token.NoPos if it came from another package.
+func (e Endpoint) TokenPos() token.Pos { return e.pos }
+
+func (e Endpoint) key() string {
+	return fmt.Sprint(e.Kind, "\x00", e.Type, "\x00", e.Pos, "\x00", e.Via, "\x00", e.Generic)
+}
+
+// Unknown is the Type of an endpoint whose type this analysis cannot know:
+// a type parameter of a generic type's method, say. It may publish or
+// receive any type, and the checks assume it does.
+const Unknown = "?"
+
+// A TypeInfo is what the checks need of a topic: whether it is an
+// interface, and its method set (of an interface, the methods it needs).
+type TypeInfo struct {
+	Name    string // as a reader writes it: package names, not paths
+	Iface   bool
+	Core    bool     // a type of the core (Record, DeadLetter), which the core publishes
+	Origin  string   // of an instance of a generic type, the key of the generic type
+	Methods []string // see methodKey
+}
+
+// A HelperEndpoint is an endpoint of a generic function whose topic is
+// one of the function's type parameters: each instantiation of the
+// function makes one, of the type argument at Param.
+type HelperEndpoint struct {
+	Kind  Kind
+	Param int    // -1 for a template
+	Pos   string // the call inside the helper
+
+	// tmpl is, for a helper of this package only, a type built from the
+	// helper's type parameters (Box[T], *T): each instantiation makes an
+	// endpoint of it, the type arguments put in. Not in a fact.
+	tmpl types.Type
+}
+
+func (h HelperEndpoint) key() string {
+	t := ""
+	if h.tmpl != nil {
+		t = TypeKey(h.tmpl)
+	}
+	return fmt.Sprint(h.Kind, "\x00", h.Param, "\x00", h.Pos, "\x00", t)
+}
+
+// Exported reports whether h can be carried by a fact to other packages.
+func (h HelperEndpoint) Exported() bool { return h.tmpl == nil }
+
+// Package is what Collect reads of one type-checked package.
+type Package struct {
+	Fset  *token.FileSet
+	Pkg   *types.Package
+	Info  *types.Info
+	Files []*ast.File
+	// Helper returns the endpoints of a generic function of another
+	// package (its fact), nil if it has none.
+	Helper func(*types.Func) []HelperEndpoint
+}
+
+// Collected is what one package holds.
+type Collected struct {
+	Endpoints []Endpoint
+	Types     map[string]TypeInfo
+	// Helpers are the package's generic functions with endpoints of a
+	// type parameter.
+	Helpers map[*types.Func][]HelperEndpoint
+}
+
+// site is an instantiation of the core or of a helper inside encl (nil at
+// package level).
+type site struct {
+	encl   *types.Func
+	callee *types.Func
+	targs  *types.TypeList
+	pos    token.Pos
+	// deadLetter is, for a call of Broker.Handle with Retry, the
+	// DeadLetter[T] the broker publishes for it; callee is nil then.
+	deadLetter types.Type
+}
+
+// deadLetterOf returns DeadLetter[T] if call is a call of Broker.Handle
+// of T with a Retry option in its arguments: the broker publishes the
+// values that fail every attempt as DeadLetter[T].
+func deadLetterOf(info *types.Info, call *ast.CallExpr) types.Type {
+	fn := Callee(info, call)
+	if !CoreFunc(fn, "Broker", "Handle") {
+		return nil
+	}
+	inst, ok := info.Instances[CalleeIdent(call.Fun)]
+	if !ok || inst.TypeArgs.Len() != 1 {
+		return nil
+	}
+	for _, a := range call.Args {
+		c, ok := ast.Unparen(a).(*ast.CallExpr)
+		if !ok || !CoreFunc(Callee(info, c), "", "Retry") {
+			continue
+		}
+		tn, ok := fn.Pkg().Scope().Lookup("DeadLetter").(*types.TypeName)
+		if !ok {
+			return nil
+		}
+		t, err := types.Instantiate(nil, tn.Type(), []types.Type{inst.TypeArgs.At(0)}, false)
+		if err != nil {
+			return nil
+		}
+		return t
+	}
+	return nil
+}
+
+// Collect finds the endpoints of p. The core's own calls are not
+// endpoints: it publishes for its users (dead letters) only as they ask.
+func Collect(p Package) *Collected {
+	c := &Collected{Types: map[string]TypeInfo{}, Helpers: map[*types.Func][]HelperEndpoint{}}
+	if p.Pkg.Path() == CorePath {
+		return c
+	}
+	var sites []site
+	for _, f := range p.Files {
+		for _, d := range f.Decls {
+			var encl *types.Func
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				encl, _ = p.Info.Defs[fd.Name].(*types.Func)
+			}
+			ast.Inspect(d, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if t := deadLetterOf(p.Info, call); t != nil {
+						sites = append(sites, site{encl: encl, deadLetter: t, pos: call.Pos()})
+					}
+				}
+				id, ok := n.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				inst, ok := p.Info.Instances[id]
+				if !ok {
+					return true
+				}
+				if fn, ok := p.Info.Uses[id].(*types.Func); ok {
+					sites = append(sites, site{encl: encl, callee: fn.Origin(), targs: inst.TypeArgs, pos: id.Pos()})
+				}
+				return true
+			})
+		}
+	}
+	// The helpers of this package, to a fixed point: a helper may call
+	// another, declared after it. A recursive helper that instantiates
+	// itself with a larger type (F[T] calling F[Box[T]]) would grow its
+	// templates for ever: the rounds are bounded.
+	have := map[string]bool{}
+	for round, changed := 0, true; changed && round < maxHelperRounds; round++ {
+		changed = false
+		for _, s := range sites {
+			for _, e := range c.endpointsOf(p, s) {
+				h := HelperEndpoint{Kind: e.kind, Param: -1, Pos: e.pos}
+				if param, ok := typeParamOf(s.encl, e.typ); ok {
+					h.Param = param
+				} else if ownTypeParams(s.encl, e.typ) {
+					h.tmpl = e.typ
+				} else {
+					continue
+				}
+				if k := fmt.Sprint(s.encl.FullName(), h.key()); !have[k] {
+					have[k] = true
+					c.Helpers[s.encl] = append(c.Helpers[s.encl], h)
+					changed = true
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range sites {
+		for _, e := range c.endpointsOf(p, s) {
+			ep := Endpoint{Kind: e.kind, Type: TypeKey(e.typ), Pos: p.Fset.Position(s.pos).String(), Via: e.via, pos: s.pos}
+			if s.encl != nil {
+				ep.encl = s.encl.Name()
+			}
+			if hasTypeParam(e.typ) {
+				if _, ok := typeParamOf(s.encl, e.typ); ok || ownTypeParams(s.encl, e.typ) {
+					continue // a helper's: its instantiations make the endpoints
+				}
+				// Unresolved: some instance of a generic type, or any type.
+				ep.Type = Unknown
+				if n, ok := types.Unalias(e.typ).(*types.Named); ok && n.TypeArgs().Len() > 0 {
+					ep.Type, ep.Generic = originKey(n), true
+				}
+			}
+			if seen[ep.key()] {
+				continue
+			}
+			seen[ep.key()] = true
+			c.Endpoints = append(c.Endpoints, ep)
+			if !ep.Generic && ep.Type != Unknown {
+				c.addType(e.typ)
+			}
+		}
+	}
+	return c
+}
+
+// found is an endpoint of a site before its type is known to be concrete.
+type found struct {
+	kind Kind
+	typ  types.Type
+	pos  string // the call in a helper, for a HelperEndpoint
+	via  string
+}
+
+// endpointsOf returns the endpoints site s makes: a call of the core, or
+// an instantiation of a helper.
+func (c *Collected) endpointsOf(p Package, s site) []found {
+	pos := p.Fset.Position(s.pos).String()
+	if s.deadLetter != nil {
+		return []found{{kind: Publish, typ: s.deadLetter, pos: pos, via: "the dead letters of Handle with Retry"}}
+	}
+	fn := s.callee
+	if fn.Pkg() != nil && fn.Pkg().Path() == CorePath {
+		switch recv := RecvName(fn); {
+		case recv == "Broker":
+			k, ok := brokerMethods[fn.Name()]
+			if !ok || s.targs.Len() < 1 {
+				return nil
+			}
+			t := s.targs.At(0)
+			if k.Receives() {
+				if elem, ok := recordElem(t); ok {
+					t = elem
+				}
+			}
+			return []found{{kind: k, typ: t, pos: pos}}
+		case recv == "" && fn.Name() == "From" && s.targs.Len() == 2:
+			return []found{{kind: Produce, typ: s.targs.At(0), pos: pos}, {kind: Source, typ: s.targs.At(1), pos: pos}}
+		}
+		return nil
+	}
+	hs := c.Helpers[fn]
+	if fn.Pkg() != p.Pkg && p.Helper != nil {
+		hs = p.Helper(fn)
+	}
+	var out []found
+	for _, h := range hs {
+		switch {
+		case h.tmpl != nil:
+			if t := subst(h.tmpl, fn.Signature().TypeParams(), s.targs); t != nil {
+				out = append(out, found{kind: h.Kind, typ: t, pos: pos, via: FuncName(fn)})
+			}
+		case h.Param < s.targs.Len():
+			out = append(out, found{kind: h.Kind, typ: s.targs.At(h.Param), pos: pos, via: FuncName(fn)})
+		}
+	}
+	return out
+}
+
+// maxHelperRounds bounds the rounds that find the helpers of a package.
+const maxHelperRounds = 8
+
+// ownTypeParams reports whether t mentions type parameters, all of them
+// encl's own.
+func ownTypeParams(encl *types.Func, t types.Type) bool {
+	if encl == nil || !hasTypeParam(t) {
+		return false
+	}
+	own := true
+	walkTypeParams(t, func(tp *types.TypeParam) {
+		if tp == nil {
+			own = false
+		} else if _, ok := typeParamOf(encl, tp); !ok {
+			own = false
+		}
+	})
+	return own
+}
+
+// walkTypeParams calls f with each type parameter t mentions, in the
+// types subst rebuilds.
+func walkTypeParams(t types.Type, f func(*types.TypeParam)) {
+	switch t := types.Unalias(t).(type) {
+	case *types.TypeParam:
+		f(t)
+	case *types.Pointer:
+		walkTypeParams(t.Elem(), f)
+	case *types.Slice:
+		walkTypeParams(t.Elem(), f)
+	case *types.Array:
+		walkTypeParams(t.Elem(), f)
+	case *types.Chan:
+		walkTypeParams(t.Elem(), f)
+	case *types.Map:
+		walkTypeParams(t.Key(), f)
+		walkTypeParams(t.Elem(), f)
+	case *types.Named:
+		for a := range t.TypeArgs().Types() {
+			walkTypeParams(a, f)
+		}
+	default:
+		if hasTypeParam(t) {
+			f(nil) // a function or struct type: not rebuilt
+		}
+	}
+}
+
+// subst is t with the type parameters tps replaced by the type arguments
+// args; nil if t is built in a way it does not rebuild.
+func subst(t types.Type, tps *types.TypeParamList, args *types.TypeList) types.Type {
+	switch t := types.Unalias(t).(type) {
+	case *types.TypeParam:
+		if i := t.Index(); i < tps.Len() && i < args.Len() && tps.At(i) == t {
+			return args.At(i)
+		}
+		return nil
+	case *types.Pointer:
+		if e := subst(t.Elem(), tps, args); e != nil {
+			return types.NewPointer(e)
+		}
+	case *types.Slice:
+		if e := subst(t.Elem(), tps, args); e != nil {
+			return types.NewSlice(e)
+		}
+	case *types.Array:
+		if e := subst(t.Elem(), tps, args); e != nil {
+			return types.NewArray(e, t.Len())
+		}
+	case *types.Chan:
+		if e := subst(t.Elem(), tps, args); e != nil {
+			return types.NewChan(t.Dir(), e)
+		}
+	case *types.Map:
+		k, e := subst(t.Key(), tps, args), subst(t.Elem(), tps, args)
+		if k != nil && e != nil {
+			return types.NewMap(k, e)
+		}
+	case *types.Named:
+		if t.TypeArgs().Len() == 0 {
+			return t
+		}
+		var as []types.Type
+		for a := range t.TypeArgs().Types() {
+			s := subst(a, tps, args)
+			if s == nil {
+				return nil
+			}
+			as = append(as, s)
+		}
+		if inst, err := types.Instantiate(nil, t.Origin(), as, false); err == nil {
+			return inst
+		}
+	default:
+		if !hasTypeParam(t) {
+			return t
+		}
+	}
+	return nil
+}
+
+// typeParamOf reports whether t is a type parameter of the generic
+// function or method encl itself, and its index.
+func typeParamOf(encl *types.Func, t types.Type) (int, bool) {
+	tp, ok := t.(*types.TypeParam)
+	if !ok || encl == nil {
+		return 0, false
+	}
+	tps := encl.Signature().TypeParams()
+	if i := tp.Index(); i < tps.Len() && tps.At(i) == tp {
+		return i, true
+	}
+	return 0, false
+}
+
+// HasTypeParam reports whether t mentions a type parameter: its size, for
+// one, is not known.
+func HasTypeParam(t types.Type) bool { return hasTypeParam(t) }
+
+// hasTypeParam reports whether t mentions a type parameter.
+func hasTypeParam(t types.Type) bool {
+	switch t := types.Unalias(t).(type) {
+	case *types.TypeParam:
+		return true
+	case *types.Pointer:
+		return hasTypeParam(t.Elem())
+	case *types.Slice:
+		return hasTypeParam(t.Elem())
+	case *types.Array:
+		return hasTypeParam(t.Elem())
+	case *types.Chan:
+		return hasTypeParam(t.Elem())
+	case *types.Map:
+		return hasTypeParam(t.Key()) || hasTypeParam(t.Elem())
+	case *types.Named:
+		for a := range t.TypeArgs().Types() {
+			if hasTypeParam(a) {
+				return true
+			}
+		}
+	case *types.Signature:
+		return hasTypeParam(t.Params()) || hasTypeParam(t.Results())
+	case *types.Tuple:
+		for v := range t.Variables() {
+			if hasTypeParam(v.Type()) {
+				return true
+			}
+		}
+	case *types.Struct:
+		for v := range t.Fields() {
+			if hasTypeParam(v.Type()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FuncName names f as a reader writes it: pkg.Func or pkg.Type.Method.
+func FuncName(f *types.Func) string {
+	name := f.Name()
+	if r := RecvName(f); r != "" {
+		name = r + "." + name
+	}
+	if f.Pkg() != nil {
+		name = f.Pkg().Name() + "." + name
+	}
+	return name
+}
+
+// TypeKey names t by the paths of its packages: two topics are one if
+// their keys are equal.
+func TypeKey(t types.Type) string { return types.TypeString(t, nil) }
+
+func (c *Collected) addType(t types.Type) {
+	k := TypeKey(t)
+	if _, ok := c.Types[k]; ok {
+		return
+	}
+	ti := TypeInfo{
+		Name:  types.TypeString(t, func(p *types.Package) string { return p.Name() }),
+		Iface: types.IsInterface(t),
+		Core:  IsCore(t),
+	}
+	if n, ok := types.Unalias(t).(*types.Named); ok && n.TypeArgs().Len() > 0 {
+		ti.Origin = originKey(n)
+	}
+	ms := types.NewMethodSet(t)
+	for sel := range ms.Methods() {
+		ti.Methods = append(ti.Methods, methodKey(sel.Obj().(*types.Func)))
+	}
+	slices.Sort(ti.Methods)
+	c.Types[k] = ti
+}
+
+// methodKey names a method and its signature without parameter names:
+// a type implements an interface if its method set holds every key of the
+// interface's.
+func methodKey(f *types.Func) string {
+	var b strings.Builder
+	if !f.Exported() && f.Pkg() != nil {
+		b.WriteString(f.Pkg().Path() + ".")
+	}
+	b.WriteString(f.Name())
+	sig := f.Signature()
+	tuple := func(t *types.Tuple, variadic bool) {
+		b.WriteByte('(')
+		for i := range t.Len() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if variadic && i == t.Len()-1 {
+				b.WriteString("...")
+			}
+			b.WriteString(TypeKey(t.At(i).Type()))
+		}
+		b.WriteByte(')')
+	}
+	tuple(sig.Params(), sig.Variadic())
+	tuple(sig.Results(), false)
+	return b.String()
+}
+
+// originKey names the generic type n is an instance of.
+func originKey(n *types.Named) string {
+	o := n.Origin().Obj()
+	if o.Pkg() == nil {
+		return o.Name()
+	}
+	return o.Pkg().Path() + "." + o.Name()
+}

@@ -1,0 +1,94 @@
+package topics
+
+import (
+	"fmt"
+	"go/token"
+	"go/types"
+	"maps"
+	"slices"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// A PackageFact carries the endpoints of a package and of every package it
+// imports, transitively, to its importers: the analysis of a package sees
+// only the facts of the packages it imports directly.
+type PackageFact struct {
+	Endpoints []Endpoint
+	Types     []KeyedType // sorted by key: a fact's encoding must not vary
+}
+
+// A KeyedType is a TypeInfo with its key.
+type KeyedType struct {
+	Key string
+	TypeInfo
+}
+
+// types returns f's types as a map.
+func (f *PackageFact) types() map[string]TypeInfo {
+	m := make(map[string]TypeInfo, len(f.Types))
+	for _, t := range f.Types {
+		m[t.Key] = t.TypeInfo
+	}
+	return m
+}
+
+func (*PackageFact) AFact() {}
+
+func (f *PackageFact) String() string { return fmt.Sprintf("topics(%d endpoints)", len(f.Endpoints)) }
+
+// A HelperFact is attached to a generic function or method whose type
+// parameters are topics: Publish[T] inside func Send[T any], for example.
+type HelperFact struct{ Endpoints []HelperEndpoint }
+
+func (*HelperFact) AFact() {}
+
+func (f *HelperFact) String() string { return fmt.Sprintf("helper%v", f.Endpoints) }
+
+// Gather collects the endpoints of pass's package, exports its facts, and
+// returns the program in view: the package and what it imports.
+func Gather(pass *analysis.Pass) *Program {
+	c := Collect(Package{
+		Fset: pass.Fset, Pkg: pass.Pkg, Info: pass.TypesInfo, Files: pass.Files,
+		Helper: func(f *types.Func) []HelperEndpoint {
+			var h HelperFact
+			if pass.ImportObjectFact(f, &h) {
+				return h.Endpoints
+			}
+			return nil
+		},
+	})
+	for fn, hs := range c.Helpers {
+		var exported []HelperEndpoint
+		for _, h := range hs {
+			if h.Exported() {
+				exported = append(exported, h)
+			}
+		}
+		if fn.Pkg() == pass.Pkg && len(exported) > 0 {
+			pass.ExportObjectFact(fn, &HelperFact{Endpoints: exported})
+		}
+	}
+	prog := &Program{}
+	prog.Add(c.Endpoints, c.Types)
+	for _, imp := range pass.Pkg.Imports() {
+		var f PackageFact
+		if pass.ImportPackageFact(imp, &f) {
+			// Another package's: not in this one, whatever the driver kept
+			// of the fact in memory.
+			eps := slices.Clone(f.Endpoints)
+			for i := range eps {
+				eps[i].pos, eps[i].encl = token.NoPos, ""
+			}
+			prog.Add(eps, f.types())
+		}
+	}
+	if len(prog.Endpoints) > 0 {
+		f := &PackageFact{Endpoints: prog.Endpoints}
+		for _, k := range slices.Sorted(maps.Keys(prog.Types)) {
+			f.Types = append(f.Types, KeyedType{k, prog.Types[k]})
+		}
+		pass.ExportPackageFact(f)
+	}
+	return prog
+}

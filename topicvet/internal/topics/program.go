@@ -1,0 +1,217 @@
+package topics
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A Program is the endpoints of the packages in view: a package and every
+// package it imports, transitively.
+type Program struct {
+	Endpoints []Endpoint
+	Types     map[string]TypeInfo
+}
+
+// Add adds the endpoints and types of c (or of a fact) to the program,
+// each endpoint once.
+func (p *Program) Add(eps []Endpoint, types map[string]TypeInfo) {
+	if p.Types == nil {
+		p.Types = map[string]TypeInfo{}
+	}
+	seen := make(map[string]bool, len(p.Endpoints))
+	for _, e := range p.Endpoints {
+		seen[e.key()] = true
+	}
+	for _, e := range eps {
+		if !seen[e.key()] {
+			seen[e.key()] = true
+			p.Endpoints = append(p.Endpoints, e)
+		}
+	}
+	for k, t := range types {
+		p.Types[k] = t
+	}
+}
+
+// Sort orders the endpoints by type, kind and position, for output that
+// does not depend on the order packages were analysed in.
+func (p *Program) Sort() {
+	slices.SortFunc(p.Endpoints, func(a, b Endpoint) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Kind, b.Kind), comparePos(a.Pos, b.Pos), cmp.Compare(a.Via, b.Via))
+	})
+}
+
+// comparePos orders file:line:col positions by file, then by line and
+// column as numbers.
+func comparePos(a, b string) int {
+	fa, la, ca := splitPos(a)
+	fb, lb, cb := splitPos(b)
+	return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(la, lb), cmp.Compare(ca, cb))
+}
+
+func splitPos(s string) (file string, line, col int) {
+	i := strings.LastIndexByte(s, ':')
+	j := strings.LastIndexByte(s[:max(i, 0)], ':')
+	if i < 0 || j < 0 {
+		return s, 0, 0
+	}
+	fmt.Sscan(s[j+1:i], &line)
+	fmt.Sscan(s[i+1:], &col)
+	return s[:j], line, col
+}
+
+// Matches reports whether a receiver of type recv is given a value
+// published as pub: the types are one, or recv is an interface the
+// concrete pub implements (any: every type).
+func (p *Program) Matches(recv, pub string) bool {
+	if recv == pub || recv == Unknown {
+		return true
+	}
+	r, p2 := p.Types[recv], p.Types[pub]
+	if !r.Iface || p2.Iface {
+		return false
+	}
+	for _, m := range r.Methods {
+		if _, ok := slices.BinarySearch(p2.Methods, m); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Receivers returns the endpoints that receive a publication of the
+// concrete type pub.
+func (p *Program) Receivers(pub string) []Endpoint {
+	var out []Endpoint
+	for _, e := range p.Endpoints {
+		if e.Kind.Receives() && (p.Matches(e.Type, pub) || p.instanceOf(pub, e)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Publishers returns the endpoints that publish typ itself, or make it for
+// a subscription (the Pub of a From).
+func (p *Program) Publishers(typ string) []Endpoint {
+	var out []Endpoint
+	for _, e := range p.Endpoints {
+		if (e.Kind == Publish || e.Kind == Produce) && (e.Type == typ || e.Type == Unknown || p.instanceOf(typ, e)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// instanceOf reports whether typ is an instance of the generic type of
+// the endpoint e.
+func (p *Program) instanceOf(typ string, e Endpoint) bool {
+	return e.Generic && p.Types[typ].Origin == e.Type
+}
+
+// concreteReceivers returns the receivers of typ itself, not through an
+// interface.
+func (p *Program) concreteReceivers(typ string) []Endpoint {
+	var out []Endpoint
+	for _, e := range p.Endpoints {
+		if e.Kind.Receives() && e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// flip is *T for T, T for *T.
+func flip(typ string) string {
+	if t, ok := strings.CutPrefix(typ, "*"); ok {
+		return t
+	}
+	return "*" + typ
+}
+
+// The names of the whole-program checks, which are their analyzers'.
+const (
+	Unreceived   = "unreceived"
+	Unpublished  = "unpublished"
+	PointerValue = "pointervalue"
+)
+
+// A Finding is what a whole-program check reports at an endpoint.
+type Finding struct {
+	Check   string
+	At      Endpoint
+	Message string
+}
+
+// Check returns the findings of the whole-program checks at the endpoints
+// inView accepts, in the order of the endpoints:
+//
+//   - unreceived: a concrete type published that nothing receives, once
+//     per type, at its first publication in view;
+//   - unpublished: a subscription, handler, follower or read of a concrete
+//     type, not of the core, that nothing publishes or makes with From;
+//   - pointervalue: either of those where the other of *T and T would
+//     have matched; reported instead of them.
+//
+// A type published through an interface (an any variable) is not known:
+// it is not reported, and it is not counted as a publication of the
+// concrete types it might hold (the broker routes it by the interface).
+func (p *Program) Check(inView func(Endpoint) bool) []Finding {
+	var out []Finding
+	reported := map[string]bool{}
+	for _, e := range p.Endpoints {
+		if !inView(e) || e.Generic || e.Type == Unknown || p.Types[e.Type].Iface {
+			continue
+		}
+		switch {
+		case e.Kind == Publish:
+			if p.Types[e.Type].Core {
+				continue // the broker's dead letters, or a record: not the user's to receive
+			}
+			if reported[e.Type] || len(p.Receivers(e.Type)) > 0 {
+				continue
+			}
+			reported[e.Type] = true
+			if other := p.concreteReceivers(flip(e.Type)); len(other) > 0 {
+				out = append(out, Finding{PointerValue, e, fmt.Sprintf("%s is published, but only %s is received (%s): a subscription receives its type only",
+					p.name(e.Type), p.name(flip(e.Type)), shortPos(other[0].Pos))})
+				continue
+			}
+			out = append(out, Finding{Unreceived, e, fmt.Sprintf("%s is published, but nothing in the program receives it", p.name(e.Type))})
+		case e.Kind.Subscribes():
+			if p.Types[e.Type].Core || len(p.Publishers(e.Type)) > 0 {
+				continue
+			}
+			if other := p.Publishers(flip(e.Type)); len(other) > 0 {
+				if slices.ContainsFunc(other, inView) {
+					continue // reported at the publication
+				}
+				out = append(out, Finding{PointerValue, e, fmt.Sprintf("%s is received, but %s is published (%s): a subscription receives its type only",
+					p.name(e.Type), p.name(flip(e.Type)), shortPos(other[0].Pos))})
+				continue
+			}
+			out = append(out, Finding{Unpublished, e, fmt.Sprintf("%s is received (%s), but nothing in the program publishes it", p.name(e.Type), e.Kind)})
+		}
+	}
+	return out
+}
+
+// name is typ as a reader writes it.
+func (p *Program) name(typ string) string {
+	if t, ok := p.Types[typ]; ok && t.Name != "" {
+		return t.Name
+	}
+	return typ
+}
+
+// Name is typ as a reader writes it (package names, not paths).
+func (p *Program) Name(typ string) string { return p.name(typ) }
+
+// shortPos is pos as file.go:line, for a message.
+func shortPos(pos string) string {
+	file, line, _ := splitPos(pos)
+	return fmt.Sprintf("%s:%d", filepath.Base(file), line)
+}

@@ -1,0 +1,90 @@
+package topics
+
+import (
+	"slices"
+	"testing"
+)
+
+// program is a Program of endpoints in view, of the types given.
+func program(types map[string]TypeInfo, eps ...Endpoint) *Program {
+	p := &Program{}
+	for i := range eps {
+		eps[i].pos = 1 // in view
+	}
+	p.Add(eps, types)
+	return p
+}
+
+func checks(p *Program) []string {
+	var out []string
+	for _, f := range p.Check(func(Endpoint) bool { return true }) {
+		out = append(out, f.Check+" "+f.At.Type)
+	}
+	return out
+}
+
+func TestAnInterfaceReceivesTheTypesWithItsMethods(t *testing.T) {
+	types := map[string]TypeInfo{
+		"p.Stringer": {Iface: true, Methods: []string{"String()(string)"}},
+		"p.Name":     {Methods: []string{"Len()(int)", "String()(string)"}},
+		"p.Count":    {Methods: []string{"String()(int)"}},
+		"any":        {Iface: true},
+	}
+	p := program(types)
+	for _, c := range []struct {
+		recv, pub string
+		want      bool
+	}{
+		{"p.Stringer", "p.Name", true},
+		{"p.Stringer", "p.Count", false}, // the same name, another signature
+		{"any", "p.Count", true},
+		{"p.Name", "p.Stringer", false},
+		{Unknown, "p.Count", true},
+	} {
+		if got := p.Matches(c.recv, c.pub); got != c.want {
+			t.Errorf("Matches(%s, %s) = %v, want %v", c.recv, c.pub, got, c.want)
+		}
+	}
+}
+
+func TestAPublicationNothingReceivesIsReportedOncePerType(t *testing.T) {
+	p := program(map[string]TypeInfo{"p.T": {}},
+		Endpoint{Kind: Publish, Type: "p.T", Pos: "a.go:1:1"},
+		Endpoint{Kind: Publish, Type: "p.T", Pos: "a.go:2:1"})
+	if got, want := checks(p), []string{"unreceived p.T"}; !slices.Equal(got, want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+}
+
+func TestAPointerPublishedWhereTheValueIsReceivedIsReportedAtThePublication(t *testing.T) {
+	p := program(map[string]TypeInfo{"p.T": {}, "*p.T": {}},
+		Endpoint{Kind: Subscribe, Type: "p.T", Pos: "a.go:1:1"},
+		Endpoint{Kind: Publish, Type: "*p.T", Pos: "a.go:2:1"})
+	if got, want := checks(p), []string{"pointervalue *p.T"}; !slices.Equal(got, want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+}
+
+func TestAnUnknownPublicationSilencesUnpublished(t *testing.T) {
+	p := program(map[string]TypeInfo{"p.T": {}},
+		Endpoint{Kind: Subscribe, Type: "p.T", Pos: "a.go:1:1"},
+		Endpoint{Kind: Publish, Type: Unknown, Pos: "b.go:1:1"})
+	if got := checks(p); len(got) > 0 {
+		t.Errorf("findings %v, want none", got)
+	}
+}
+
+func TestAGenericPublicationCountsForEveryInstance(t *testing.T) {
+	p := program(map[string]TypeInfo{"p.Box[int]": {Origin: "p.Box"}},
+		Endpoint{Kind: Subscribe, Type: "p.Box[int]", Pos: "a.go:1:1"},
+		Endpoint{Kind: Publish, Type: "p.Box", Generic: true, Pos: "b.go:1:1"})
+	if got := checks(p); len(got) > 0 {
+		t.Errorf("findings %v, want none", got)
+	}
+}
+
+func TestPositionsSortByLineAsANumber(t *testing.T) {
+	if comparePos("a.go:9:1", "a.go:10:1") >= 0 || comparePos("a.go:10:2", "a.go:10:10") >= 0 {
+		t.Error("positions compare as text")
+	}
+}

@@ -1,0 +1,38 @@
+package topicvet_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/seedaa7df82c/topic/topicvet"
+)
+
+// limits are the test programs where the whole-program checks cannot see
+// everything and report nothing.
+var limits = []string{"library", "nats/exporter", "nats/importer"}
+
+func TestCancelReportsDiscardedAndUnusedCancels(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel")
+}
+
+func TestOptionsReportsWhatTheCorePanicsOn(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Options, "options")
+}
+
+func TestUnreceivedReportsATypeNothingReceives(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, append(limits, "program")...)
+}
+
+func TestUnpublishedReportsASubscriptionNothingPublishesTo(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unpublished, append(limits, "unpublished")...)
+}
+
+func TestPointerValueReportsAPointerPublishedWhereTheValueIsReceived(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.PointerValue, append(limits, "pointervalue")...)
+}
