@@ -86,7 +86,7 @@ RELEASE_BASE ?= none
 TOPICVET  = $(abspath $(DIST))/topicvet
 TOPICPKGS ?= ./... ./natsbridge/... ./topicotel/...
 # The modules released, from the root, the core first.
-PUBLISHED    ?= . natsbridge topicotel
+PUBLISHED    ?= . natsbridge topicotel topicvet
 SERVE    ?= 127.0.0.1:$(PORT)
 
 count     = $(if $(COUNT),-count=$(COUNT),$(if $(1),-count=$(1)))

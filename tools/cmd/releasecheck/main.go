@@ -8,7 +8,7 @@
 // what each consumer's module graph and go.sum hold; and it runs gorelease
 // on each module against the previous release.
 //
-//	releasecheck -version v0.1.0 -base none -out dist/release . natsbridge topicotel
+//	releasecheck -version v0.1.0 -base none -out dist/release . natsbridge topicotel topicvet
 //
 // The folders are those of the modules to release, from the repository's
 // root, the core first. Everything it writes is under -out.
@@ -322,6 +322,22 @@ func main() {
 	fmt.Println("registered:", reg.Unregister() == nil)
 }
 `, core, m.path), "registered: true\n"}
+		case strings.HasSuffix(m.path, "/topicvet"):
+			programs[m.path] = [2]string{fmt.Sprintf(`package main
+
+import (
+	"fmt"
+
+	%q
+)
+
+func main() {
+	for _, a := range topicvet.Analyzers {
+		fmt.Print(a.Name, " ")
+	}
+	fmt.Println()
+}
+`, m.path), "topiccancel topicoptions unreceived unpublished pointervalue \n"}
 		default:
 			return nil, fmt.Errorf("no program for %s: add one to releasecheck", m.path)
 		}
