@@ -202,6 +202,10 @@ func lostPath(pass *analysis.Pass, g *cfg.CFG, v *types.Var, cv cancelVar, sig *
 					if pass.TypesInfo.Uses[n] != v {
 						break
 					}
+					if len(stack) == 0 {
+						found = true // a node of its own: a switch's tag, say
+						break
+					}
 					// A Follower's other methods read it; only Close ends it.
 					if sel, ok := stack[len(stack)-1].(*ast.SelectorExpr); cv.follower && ok && sel.X == n && sel.Sel.Name != "Close" {
 						break

@@ -1,0 +1,14 @@
+package topicvet_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/seedaa7df82c/topic/topicvet"
+)
+
+func TestCancelFollowsAVariableThatIsASwitchTag(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel/switchtag")
+}
