@@ -3,6 +3,7 @@ package topicvet_test
 import (
 	"testing"
 
+	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/analysistest"
 
 	"github.com/seedaa7df82c/topic/topicvet"
@@ -35,4 +36,14 @@ func TestUnpublishedReportsASubscriptionNothingPublishesTo(t *testing.T) {
 func TestPointerValueReportsAPointerPublishedWhereTheValueIsReceived(t *testing.T) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.PointerValue, append(limits, "pointervalue")...)
+}
+
+// An alias is the type it names, at any depth: byte is uint8, rune int32,
+// any the empty interface, and a method naming a type through an alias
+// implements an interface naming the type itself.
+func TestAnAliasIsTheTopicItNames(t *testing.T) {
+	t.Parallel()
+	for _, a := range []*analysis.Analyzer{topicvet.Unreceived, topicvet.Unpublished, topicvet.PointerValue} {
+		analysistest.Run(t, analysistest.TestData(), a, "alias")
+	}
 }

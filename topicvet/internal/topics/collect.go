@@ -455,9 +455,9 @@ func FuncName(f *types.Func) string {
 	return name
 }
 
-// TypeKey names t by the paths of its packages: two topics are one if
-// their keys are equal.
-func TypeKey(t types.Type) string { return types.TypeString(t, nil) }
+// TypeKey names t by the paths of its packages, through its aliases: two
+// topics are one if their keys are equal.
+func TypeKey(t types.Type) string { return types.TypeString(canon(t), nil) }
 
 func (c *Collected) addType(t types.Type) {
 	k := TypeKey(t)
@@ -465,7 +465,7 @@ func (c *Collected) addType(t types.Type) {
 		return
 	}
 	ti := TypeInfo{
-		Name:  types.TypeString(t, func(p *types.Package) string { return p.Name() }),
+		Name:  types.TypeString(canon(t), func(p *types.Package) string { return p.Name() }),
 		Iface: types.IsInterface(t),
 		Core:  IsCore(t),
 	}
