@@ -36,12 +36,14 @@ the function that does not use it (any use counts: a call, a defer, passing
 it on, storing it; for a Follower, a call of its Close or any use but a
 call of its other methods). A function whose variable outlives the
 function (a field, a package variable) is not followed, and neither is
-main.main, whose return ends the program. Two more cases are not reported,
+main.main, whose return ends the program. Three more cases are not reported,
 as no subscription outlives its need there: a function that calls Shutdown
 on the same broker (a variable or a field named the same way), which ends
-every subscription; and a channel subscription (Subscribe without the
-Follow option) or a pull follower of a broker declared in the function,
-which lives no longer than the broker. In a test file, a subscription of
+every subscription; a subscription or handler given the Context option
+(written in its argument list), which the broker cancels when the context
+ends; and a channel subscription (Subscribe without the Follow option) or
+a pull follower of a broker declared in the function, which lives no
+longer than the broker. In a test file, a subscription of
 a broker in a local variable or a parameter is taken to end with the
 test's broker, and one in a function literal without parameters or in a
 function that defers a recover is taken as a test of a panic: neither is
@@ -117,7 +119,7 @@ func cancelFunc(pass *analysis.Pass, r *topics.Reporter, node ast.Node) {
 			return true
 		}
 		index, what, follower, ok := cancelOf(pass.TypesInfo, call)
-		if !ok {
+		if !ok || boundToContext(pass.TypesInfo, call) {
 			return true
 		}
 		if recv := receiverOf(call); recv != nil {
@@ -268,6 +270,17 @@ outer:
 		return nil
 	}
 	return search(defblock.Succs)
+}
+
+// boundToContext reports whether call has a Context option in its argument
+// list: the subscription is cancelled when the context ends.
+func boundToContext(info *types.Info, call *ast.CallExpr) bool {
+	for _, a := range call.Args {
+		if c, ok := ast.Unparen(a).(*ast.CallExpr); ok && topics.CoreFunc(topics.Callee(info, c), "", "Context") {
+			return true
+		}
+	}
+	return false
 }
 
 // receiverOf is the broker expression of a call of a Broker method.

@@ -12,3 +12,10 @@ func TestCancelFollowsAVariableThatIsASwitchTag(t *testing.T) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel/switchtag")
 }
+
+// A subscription or handler given the Context option ends with the
+// context: its cancel function may be left.
+func TestCancelDoesNotReportASubscriptionBoundToAContext(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel/contextoption")
+}
