@@ -33,7 +33,8 @@ follower, and every publication of its type still offered to it. Like
 lostcancel for contexts, the check reports the function assigned to the
 blank identifier or left unused, and a path from the call to a return of
 the function that does not use it (any use counts: a call, a defer, passing
-it on, storing it; for a Follower, a call of its Close or any use but a
+it on, storing it, a use in a function literal the function defers, which
+runs on every return; for a Follower, a call of its Close or any use but a
 call of its other methods). A function whose variable outlives the
 function (a field, a package variable) is not followed, and neither is
 main.main, whose return ends the program. Three more cases are not reported,
@@ -180,7 +181,11 @@ func cancelFunc(pass *analysis.Pass, r *topics.Reporter, node ast.Node) {
 	if sig == nil || g == nil {
 		return
 	}
+	deferred := deferredUses(pass.TypesInfo, body)
 	for v, cv := range vars {
+		if deferred[v] {
+			continue // a deferred function literal uses it, on every path
+		}
 		if ret := lostPath(pass, g, v, cv, sig); ret != nil {
 			r.Report(cv.stmt.Pos(), fmt.Sprintf("%s (%s) is not used on every path: the return at line %d may be reached without it",
 				cv.what, v.Name(), pass.Fset.Position(ret.Pos()).Line))
@@ -281,6 +286,30 @@ func boundToContext(info *types.Info, call *ast.CallExpr) bool {
 		}
 	}
 	return false
+}
+
+// deferredUses returns the variables used inside the function literals
+// body defers (defer func() { if stop != nil { stop() } }()), which run on
+// every return however the variable was assigned after the defer.
+func deferredUses(info *types.Info, body *ast.BlockStmt) map[types.Object]bool {
+	used := map[types.Object]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false // its own function, with its own defers
+		case *ast.DeferStmt:
+			if lit, ok := ast.Unparen(n.Call.Fun).(*ast.FuncLit); ok {
+				ast.Inspect(lit.Body, func(n ast.Node) bool {
+					if id, ok := n.(*ast.Ident); ok && info.Uses[id] != nil {
+						used[info.Uses[id]] = true
+					}
+					return true
+				})
+			}
+		}
+		return true
+	})
+	return used
 }
 
 // receiverOf is the broker expression of a call of a Broker method.

@@ -19,3 +19,10 @@ func TestCancelDoesNotReportASubscriptionBoundToAContext(t *testing.T) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel/contextoption")
 }
+
+// A function literal the function defers runs on every return: a
+// variable it uses is used on every path, though assigned after the defer.
+func TestCancelCountsAUseInADeferredClosureOnEveryPath(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel/deferredclosure")
+}
