@@ -47,3 +47,11 @@ func TestAnAliasIsTheTopicItNames(t *testing.T) {
 		analysistest.Run(t, analysistest.TestData(), a, "alias")
 	}
 }
+
+// *T published and received by an interface subscription (any) is not
+// reported at the publication: the subscription of T, which waits for
+// ever, is.
+func TestPointerValueReportsTheSubscriptionWhenAnInterfaceReceivesThePointer(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.PointerValue, "pointervalue/receivedasany")
+}

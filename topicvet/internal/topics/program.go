@@ -186,8 +186,8 @@ func (p *Program) Check(inView func(Endpoint) bool) []Finding {
 				continue
 			}
 			if other := p.Publishers(flip(e.Type)); len(other) > 0 {
-				if slices.ContainsFunc(other, inView) {
-					continue // reported at the publication
+				if slices.ContainsFunc(other, inView) && len(p.Receivers(flip(e.Type))) == 0 {
+					continue // reported at the publication, which nothing receives
 				}
 				out = append(out, Finding{PointerValue, e, fmt.Sprintf("%s is received, but %s is published (%s): a subscription receives its type only",
 					p.name(e.Type), p.name(flip(e.Type)), shortPos(other[0].Pos))})
