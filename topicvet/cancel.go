@@ -43,7 +43,8 @@ on the same broker (a variable or a field named the same way), which ends
 every subscription; a subscription or handler given the Context option
 (written in its argument list), which the broker cancels when the context
 ends; and a channel subscription (Subscribe without the Follow option) or
-a pull follower of a broker declared in the function, which lives no
+a pull follower of a broker the function makes (a local topic.Broker, or
+a pointer set to &topic.Broker{} or new(topic.Broker)), which lives no
 longer than the broker. In a test file, a subscription of
 a broker in a local variable or a parameter is taken to end with the
 test's broker, and one in a function literal without parameters or in a
@@ -312,6 +313,66 @@ func deferredUses(info *types.Info, body *ast.BlockStmt) map[types.Object]bool {
 	return used
 }
 
+// ownBroker reports whether v is a broker body makes: a local variable of
+// type topic.Broker, or a pointer initialised with &topic.Broker{},
+// new(topic.Broker) or the address of such a variable. A local copy of a
+// pointer to a broker made elsewhere (b := s.broker) is not.
+func ownBroker(info *types.Info, v *types.Var, body *ast.BlockStmt) bool {
+	if v.Pos() < body.Pos() || v.Pos() >= body.End() {
+		return false
+	}
+	if isBroker(v.Type()) {
+		return true
+	}
+	p, ok := types.Unalias(v.Type()).(*types.Pointer)
+	if !ok || !isBroker(p.Elem()) {
+		return false
+	}
+	var init ast.Expr
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ValueSpec:
+			for i, id := range n.Names {
+				if info.Defs[id] == v && len(n.Values) == len(n.Names) {
+					init = n.Values[i]
+				}
+			}
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				if id, ok := l.(*ast.Ident); ok && info.Defs[id] == v && len(n.Rhs) == len(n.Lhs) {
+					init = n.Rhs[i]
+				}
+			}
+		}
+		return init == nil
+	})
+	switch e := ast.Unparen(init).(type) {
+	case *ast.UnaryExpr: // &topic.Broker{}, &b
+		if e.Op != token.AND {
+			return false
+		}
+		switch x := ast.Unparen(e.X).(type) {
+		case *ast.CompositeLit:
+			return true
+		case *ast.Ident:
+			w, ok := info.Uses[x].(*types.Var)
+			return ok && w != v && isBroker(w.Type()) && ownBroker(info, w, body)
+		}
+	case *ast.CallExpr: // new(topic.Broker)
+		if id, ok := ast.Unparen(e.Fun).(*ast.Ident); ok && len(e.Args) == 1 {
+			_, builtin := info.Uses[id].(*types.Builtin)
+			return builtin && id.Name == "new"
+		}
+	}
+	return false
+}
+
+// isBroker reports whether t is topic.Broker.
+func isBroker(t types.Type) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == topics.CorePath && n.Obj().Name() == "Broker"
+}
+
 // receiverOf is the broker expression of a call of a Broker method.
 func receiverOf(call *ast.CallExpr) ast.Expr {
 	fun := ast.Unparen(call.Fun)
@@ -359,11 +420,11 @@ func shutdowns(info *types.Info, body *ast.BlockStmt) map[any]bool {
 
 // diesWithBroker reports whether call makes a subscription without a
 // goroutine of its own (Subscribe without the Follow option, or
-// Broker.Follow) on a broker declared in body, which the subscription
-// does not outlive.
+// Broker.Follow) on a broker body makes (see ownBroker), which the
+// subscription does not outlive.
 func diesWithBroker(info *types.Info, call *ast.CallExpr, key any, body *ast.BlockStmt) bool {
 	v, ok := key.(*types.Var)
-	if !ok || v.Pos() < body.Pos() || v.Pos() >= body.End() {
+	if !ok || !ownBroker(info, v, body) {
 		return false
 	}
 	fn := topics.Callee(info, call)

@@ -26,3 +26,11 @@ func TestCancelCountsAUseInADeferredClosureOnEveryPath(t *testing.T) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel/deferredclosure")
 }
+
+// A channel subscription of a broker the function makes ends with the
+// broker; a local copy of a pointer to a broker made elsewhere does not
+// make the broker the function's.
+func TestCancelExemptsOnlyABrokerTheFunctionMakes(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel/sharedbroker")
+}
