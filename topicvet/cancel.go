@@ -36,8 +36,9 @@ the function that does not use it (any use counts: a call, a defer, passing
 it on, storing it, a use in a function literal the function defers, which
 runs on every return; for a Follower, a call of its Close or any use but a
 call of its other methods). A function whose variable outlives the
-function (a field, a package variable) is not followed, and neither is
-main.main, whose return ends the program. Three more cases are not reported,
+function (a field, a package variable) is not followed. Nothing in the
+body of main.main is reported, discarded or not: its return ends the
+program (a function literal in it is a function of its own). Three more cases are not reported,
 as no subscription outlives its need there: a function that calls Shutdown
 on the same broker (a variable or a field named the same way), which ends
 every subscription; a subscription or handler given the Context option
@@ -103,8 +104,8 @@ func cancelFunc(pass *analysis.Pass, r *topics.Reporter, node ast.Node) {
 	case *ast.FuncDecl:
 		funcScope, body = pass.TypesInfo.Scopes[v.Type], v.Body
 	}
-	if body == nil {
-		return
+	if body == nil || isMainMain(pass, node) {
+		return // returning from main.main ends the program
 	}
 	inTest := strings.HasSuffix(pass.Fset.Position(node.Pos()).Filename, "_test.go")
 	if inTest && testsPanic(pass, node, nil) {
@@ -171,9 +172,6 @@ func cancelFunc(pass *analysis.Pass, r *topics.Reporter, node ast.Node) {
 	switch node := node.(type) {
 	case *ast.FuncDecl:
 		sig, _ = pass.TypesInfo.Defs[node.Name].Type().(*types.Signature)
-		if sig != nil && sig.Recv() == nil && node.Name.Name == "main" && pass.Pkg.Name() == "main" {
-			return // returning from main.main ends the program
-		}
 		g = cfgs.FuncDecl(node)
 	case *ast.FuncLit:
 		sig, _ = pass.TypesInfo.Types[node.Type].Type.(*types.Signature)
@@ -192,6 +190,12 @@ func cancelFunc(pass *analysis.Pass, r *topics.Reporter, node ast.Node) {
 				cv.what, v.Name(), pass.Fset.Position(ret.Pos()).Line))
 		}
 	}
+}
+
+// isMainMain reports whether node is the function main of package main.
+func isMainMain(pass *analysis.Pass, node ast.Node) bool {
+	fd, ok := node.(*ast.FuncDecl)
+	return ok && fd.Recv == nil && fd.Name.Name == "main" && pass.Pkg.Name() == "main"
 }
 
 // lostPath finds a path through g from the statement that defines v to a

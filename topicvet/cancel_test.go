@@ -34,3 +34,10 @@ func TestCancelExemptsOnlyABrokerTheFunctionMakes(t *testing.T) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel/sharedbroker")
 }
+
+// The return of main.main ends the program: nothing in its body is
+// reported.
+func TestCancelDoesNotReportMainMain(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel/mainmain")
+}
