@@ -21,8 +21,8 @@ var Options = &analysis.Analyzer{
 	Doc: `report an option or argument that makes package topic panic, as far as constants tell
 
 The core panics on misuse when the call runs: a handler's option (Retry,
-AttemptTimeout, DiscardOnStop) given to Subscribe or Broker.Follow; From,
-Overflow or Buffer given to a follower; AckWait without Follow, or on a
+AttemptTimeout, DiscardOnStop) given to Subscribe or Broker.Follow; From
+or Overflow given to a follower; Buffer given to Broker.Follow; AckWait without Follow, or on a
 follower without a Name; a RetryPolicy literal with fewer than one
 attempt, a negative delay or a Jitter outside [0, 1]; a constant Buffer
 above MaxBuffer or MaxBufferBytes; a Retention literal whose Count is not
