@@ -55,3 +55,10 @@ func TestPointerValueReportsTheSubscriptionWhenAnInterfaceReceivesThePointer(t *
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.PointerValue, "pointervalue/receivedasany")
 }
+
+// go vet analyses a package main with its tests: what a test receives
+// does not hide what the program itself loses.
+func TestUnreceivedLeavesOutWhatATestReceives(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "testreceiver")
+}

@@ -162,41 +162,66 @@ type Finding struct {
 func (p *Program) Check(inView func(Endpoint) bool) []Finding {
 	var out []Finding
 	reported := map[string]bool{}
+	program := p.withoutTests()
 	for _, e := range p.Endpoints {
 		if !inView(e) || e.Generic || e.Type == Unknown || p.Types[e.Type].Iface {
 			continue
 		}
+		// A test is no part of the program: what a test receives or
+		// publishes counts for the tests only.
+		q := p
+		if !e.inTestFile() {
+			q = program
+		}
 		switch {
 		case e.Kind == Publish:
-			if p.Types[e.Type].Core {
+			if q.Types[e.Type].Core {
 				continue // the broker's dead letters, or a record: not the user's to receive
 			}
-			if reported[e.Type] || len(p.Receivers(e.Type)) > 0 {
+			if reported[e.Type] || len(q.Receivers(e.Type)) > 0 {
 				continue
 			}
 			reported[e.Type] = true
-			if other := p.concreteReceivers(flip(e.Type)); len(other) > 0 {
+			if other := q.concreteReceivers(flip(e.Type)); len(other) > 0 {
 				out = append(out, Finding{PointerValue, e, fmt.Sprintf("%s is published, but only %s is received (%s): a subscription receives its type only",
-					p.name(e.Type), p.name(flip(e.Type)), shortPos(other[0].Pos))})
+					q.name(e.Type), q.name(flip(e.Type)), shortPos(other[0].Pos))})
 				continue
 			}
-			out = append(out, Finding{Unreceived, e, fmt.Sprintf("%s is published, but nothing in the program receives it", p.name(e.Type))})
+			out = append(out, Finding{Unreceived, e, fmt.Sprintf("%s is published, but nothing in the program receives it", q.name(e.Type))})
 		case e.Kind.Subscribes():
-			if p.Types[e.Type].Core || len(p.Publishers(e.Type)) > 0 {
+			if q.Types[e.Type].Core || len(q.Publishers(e.Type)) > 0 {
 				continue
 			}
-			if other := p.Publishers(flip(e.Type)); len(other) > 0 {
-				if slices.ContainsFunc(other, inView) && len(p.Receivers(flip(e.Type))) == 0 {
+			if other := q.Publishers(flip(e.Type)); len(other) > 0 {
+				if slices.ContainsFunc(other, inView) && len(q.Receivers(flip(e.Type))) == 0 {
 					continue // reported at the publication, which nothing receives
 				}
 				out = append(out, Finding{PointerValue, e, fmt.Sprintf("%s is received, but %s is published (%s): a subscription receives its type only",
-					p.name(e.Type), p.name(flip(e.Type)), shortPos(other[0].Pos))})
+					q.name(e.Type), q.name(flip(e.Type)), shortPos(other[0].Pos))})
 				continue
 			}
-			out = append(out, Finding{Unpublished, e, fmt.Sprintf("%s is received (%s), but nothing in the program publishes it", p.name(e.Type), e.Kind)})
+			out = append(out, Finding{Unpublished, e, fmt.Sprintf("%s is received (%s), but nothing in the program publishes it", q.name(e.Type), e.Kind)})
 		}
 	}
 	return out
+}
+
+// inTestFile reports whether the endpoint is in a _test.go file.
+func (e Endpoint) inTestFile() bool {
+	file, _, _ := splitPos(e.Pos)
+	return strings.HasSuffix(file, "_test.go")
+}
+
+// withoutTests is p without the endpoints of test files: the program as
+// it runs, which go vet analyses with its tests.
+func (p *Program) withoutTests() *Program {
+	q := &Program{Types: p.Types}
+	for _, e := range p.Endpoints {
+		if !e.inTestFile() {
+			q.Endpoints = append(q.Endpoints, e)
+		}
+	}
+	return q
 }
 
 // name is typ as a reader writes it.

@@ -88,3 +88,14 @@ func TestPositionsSortByLineAsANumber(t *testing.T) {
 		t.Error("positions compare as text")
 	}
 }
+
+func TestATestsEndpointsCountForTheTestsOnly(t *testing.T) {
+	p := program(map[string]TypeInfo{"p.T": {}, "p.U": {}},
+		Endpoint{Kind: Publish, Type: "p.T", Pos: "a.go:1:1"},
+		Endpoint{Kind: Subscribe, Type: "p.T", Pos: "a_test.go:1:1"},
+		Endpoint{Kind: Subscribe, Type: "p.U", Pos: "a.go:2:1"},
+		Endpoint{Kind: Publish, Type: "p.U", Pos: "a_test.go:2:1"})
+	if got, want := checks(p), []string{"unreceived p.T", "unpublished p.U"}; !slices.Equal(got, want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+}
