@@ -62,3 +62,14 @@ func TestUnreceivedLeavesOutWhatATestReceives(t *testing.T) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "testreceiver")
 }
+
+// A helper of another package that publishes or receives a type built
+// from its type parameter (*T, []T, Box[T]) makes, at each instantiation,
+// an endpoint of that type with the type argument put in.
+func TestAHelperOfAnotherPackageMakesTheTypeItBuilds(t *testing.T) {
+	t.Parallel()
+	for _, a := range []*analysis.Analyzer{topicvet.Unreceived, topicvet.Unpublished, topicvet.PointerValue} {
+		analysistest.Run(t, analysistest.TestData(), a, "helpertemplate")
+	}
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "helpertemplate/lost")
+}

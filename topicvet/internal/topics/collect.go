@@ -62,10 +62,14 @@ type HelperEndpoint struct {
 	Kind  Kind
 	Param int    // -1 for a template
 	Pos   string // the call inside the helper
+	// Template is, when Param is -1, the type built from the helper's type
+	// parameters (Box[T], *T), as a fact carries it: each instantiation
+	// makes an endpoint of it, the type arguments put in. Nil if a
+	// Template cannot hold it (a struct or function type): each
+	// instantiation is then an endpoint of a type not known (Unknown).
+	Template *Template
 
-	// tmpl is, for a helper of this package only, a type built from the
-	// helper's type parameters (Box[T], *T): each instantiation makes an
-	// endpoint of it, the type arguments put in. Not in a fact.
+	// tmpl is, for a helper of this package, the template as a type.
 	tmpl types.Type
 }
 
@@ -76,9 +80,6 @@ func (h HelperEndpoint) key() string {
 	}
 	return fmt.Sprint(h.Kind, "\x00", h.Param, "\x00", h.Pos, "\x00", t)
 }
-
-// Exported reports whether h can be carried by a fact to other packages.
-func (h HelperEndpoint) Exported() bool { return h.tmpl == nil }
 
 // Package is what Collect reads of one type-checked package.
 type Package struct {
@@ -190,7 +191,7 @@ func Collect(p Package) *Collected {
 				if param, ok := typeParamOf(s.encl, e.typ); ok {
 					h.Param = param
 				} else if ownTypeParams(s.encl, e.typ) {
-					h.tmpl = e.typ
+					h.tmpl, h.Template = e.typ, templateOf(s.encl, e.typ)
 				} else {
 					continue
 				}
@@ -205,11 +206,14 @@ func Collect(p Package) *Collected {
 	seen := map[string]bool{}
 	for _, s := range sites {
 		for _, e := range c.endpointsOf(p, s) {
-			ep := Endpoint{Kind: e.kind, Type: TypeKey(e.typ), Pos: p.Fset.Position(s.pos).String(), Via: e.via, pos: s.pos}
+			ep := Endpoint{Kind: e.kind, Type: Unknown, Pos: p.Fset.Position(s.pos).String(), Via: e.via, pos: s.pos}
+			if e.typ != nil {
+				ep.Type = TypeKey(e.typ)
+			}
 			if s.encl != nil {
 				ep.encl = s.encl.Name()
 			}
-			if hasTypeParam(e.typ) {
+			if e.typ != nil && hasTypeParam(e.typ) {
 				if _, ok := typeParamOf(s.encl, e.typ); ok || ownTypeParams(s.encl, e.typ) {
 					continue // a helper's: its instantiations make the endpoints
 				}
@@ -235,8 +239,8 @@ func Collect(p Package) *Collected {
 // found is an endpoint of a site before its type is known to be concrete.
 type found struct {
 	kind Kind
-	typ  types.Type
-	pos  string // the call in a helper, for a HelperEndpoint
+	typ  types.Type // nil if not known: a template a fact could not carry
+	pos  string     // the call in a helper, for a HelperEndpoint
 	via  string
 }
 
@@ -278,6 +282,12 @@ func (c *Collected) endpointsOf(p Package, s site) []found {
 			if t := subst(h.tmpl, fn.Signature().TypeParams(), s.targs); t != nil {
 				out = append(out, found{kind: h.Kind, typ: t, pos: pos, via: FuncName(fn)})
 			}
+		case h.Param < 0: // a template of another package's helper
+			var t types.Type
+			if h.Template != nil {
+				t = h.Template.build(s.targs, fn.Pkg())
+			}
+			out = append(out, found{kind: h.Kind, typ: t, pos: pos, via: FuncName(fn)})
 		case h.Param < s.targs.Len():
 			out = append(out, found{kind: h.Kind, typ: s.targs.At(h.Param), pos: pos, via: FuncName(fn)})
 		}

@@ -59,14 +59,8 @@ func Gather(pass *analysis.Pass) *Program {
 		},
 	})
 	for fn, hs := range c.Helpers {
-		var exported []HelperEndpoint
-		for _, h := range hs {
-			if h.Exported() {
-				exported = append(exported, h)
-			}
-		}
-		if fn.Pkg() == pass.Pkg && len(exported) > 0 {
-			pass.ExportObjectFact(fn, &HelperFact{Endpoints: exported})
+		if fn.Pkg() == pass.Pkg && len(hs) > 0 {
+			pass.ExportObjectFact(fn, &HelperFact{Endpoints: hs})
 		}
 	}
 	prog := &Program{}
