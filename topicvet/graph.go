@@ -37,10 +37,11 @@ when no package of the program receives it.`)
 var Unpublished = wholeProgram(topics.Unpublished, `report a subscription to a type that nothing in the program publishes
 
 A subscription, handler, follower or read of a concrete type that no
-package of the program publishes (nor makes with From) waits forever. Types
-of package topic (DeadLetter, Record) are left out: the broker publishes
-them. Reported at each such reception in a package main or an Example
-function.`)
+package of the program publishes waits forever, unless a From in its own
+argument list makes it out of a source that is published (a From gives its
+type to its own subscription only). Types of package topic (DeadLetter,
+Record) are left out: the broker publishes them. Reported at each such
+reception in a package main or an Example function.`)
 
 // PointerValue reports *T published where T is received, or the reverse.
 var PointerValue = wholeProgram(topics.PointerValue, `report *T published where only T is received, or the reverse

@@ -73,3 +73,10 @@ func TestAHelperOfAnotherPackageMakesTheTypeItBuilds(t *testing.T) {
 	}
 	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "helpertemplate/lost")
 }
+
+// A From makes its type out of a publication of its source, for its own
+// subscription only.
+func TestUnpublishedCountsAFromForItsOwnSubscriptionOnly(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unpublished, "from")
+}

@@ -23,6 +23,10 @@ type Endpoint struct {
 	// type named Type (natsbridge.Imported): it was found in a generic
 	// function whose instantiations are not followed.
 	Generic bool
+	// Of is, for the endpoints of a From call written in the argument
+	// list of a subscription, the Pos of that subscription, the only one
+	// the From gives its type; "" if not known.
+	Of string
 
 	pos  token.Pos // in the package analysed, NoPos from a fact
 	encl string    // the name of the function declaration holding it
@@ -151,6 +155,27 @@ func Collect(p Package) *Collected {
 		return c
 	}
 	var sites []site
+	// The subscription each From call is written in the argument list of.
+	fromOf := map[token.Pos]token.Pos{}
+	for _, f := range p.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if fn := Callee(p.Info, call); fn == nil || !CoreFunc(fn, "Broker", fn.Name()) {
+				return true
+			}
+			for _, a := range call.Args {
+				if c, ok := ast.Unparen(a).(*ast.CallExpr); ok && CoreFunc(Callee(p.Info, c), "", "From") {
+					if id := CalleeIdent(c.Fun); id != nil {
+						fromOf[id.Pos()] = CalleeIdent(call.Fun).Pos()
+					}
+				}
+			}
+			return true
+		})
+	}
 	for _, f := range p.Files {
 		for _, d := range f.Decls {
 			var encl *types.Func
@@ -212,6 +237,9 @@ func Collect(p Package) *Collected {
 			}
 			if s.encl != nil {
 				ep.encl = s.encl.Name()
+			}
+			if of, ok := fromOf[s.pos]; ok && (e.kind == Produce || e.kind == Source) && e.via == "" {
+				ep.Of = p.Fset.Position(of).String()
 			}
 			if e.typ != nil && hasTypeParam(e.typ) {
 				if _, ok := typeParamOf(s.encl, e.typ); ok || ownTypeParams(s.encl, e.typ) {

@@ -106,6 +106,51 @@ func (p *Program) Publishers(typ string) []Endpoint {
 	return out
 }
 
+// fed reports whether something publishes to the subscription e: a
+// publication of its type, or a From of its own (or one whose subscription
+// is not known) whose source is published.
+func (p *Program) fed(e Endpoint) bool {
+	for _, pub := range p.Publishers(e.Type) {
+		switch {
+		case pub.Kind != Produce, pub.Of == "":
+			return true
+		case pub.Of == e.Pos:
+			for _, src := range p.Endpoints {
+				if src.Kind == Source && src.Pos == pub.Pos && p.sourcePublished(src) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// sourcePublished reports whether something publishes a value the From
+// source src receives.
+func (p *Program) sourcePublished(src Endpoint) bool {
+	if src.Type == Unknown || src.Generic {
+		return true
+	}
+	for _, pub := range p.Endpoints {
+		if pub.Kind == Publish && (pub.Type == Unknown || p.Matches(src.Type, pub.Type) || p.instanceOf(src.Type, pub) || pub.Generic && p.Types[src.Type].Iface) {
+			return true
+		}
+	}
+	return false
+}
+
+// fromSources returns the sources of the From calls written in the
+// argument list of the subscription e.
+func (p *Program) fromSources(e Endpoint) []Endpoint {
+	var out []Endpoint
+	for _, src := range p.Endpoints {
+		if src.Kind == Source && src.Of == e.Pos {
+			out = append(out, src)
+		}
+	}
+	return out
+}
+
 // instanceOf reports whether typ is an instance of the generic type of
 // the endpoint e.
 func (p *Program) instanceOf(typ string, e Endpoint) bool {
@@ -152,7 +197,8 @@ type Finding struct {
 //   - unreceived: a concrete type published that nothing receives, once
 //     per type, at its first publication in view;
 //   - unpublished: a subscription, handler, follower or read of a concrete
-//     type, not of the core, that nothing publishes or makes with From;
+//     type, not of the core, that nothing publishes, nor a From of its
+//     own makes out of a published source;
 //   - pointervalue: either of those where the other of *T and T would
 //     have matched; reported instead of them.
 //
@@ -189,7 +235,12 @@ func (p *Program) Check(inView func(Endpoint) bool) []Finding {
 			}
 			out = append(out, Finding{Unreceived, e, fmt.Sprintf("%s is published, but nothing in the program receives it", q.name(e.Type))})
 		case e.Kind.Subscribes():
-			if q.Types[e.Type].Core || len(q.Publishers(e.Type)) > 0 {
+			if q.Types[e.Type].Core || q.fed(e) {
+				continue
+			}
+			if src := q.fromSources(e); len(src) > 0 {
+				out = append(out, Finding{Unpublished, e, fmt.Sprintf("%s is received (%s), but nothing in the program publishes it, nor %s, which its From makes it from",
+					q.name(e.Type), e.Kind, q.name(src[0].Type))})
 				continue
 			}
 			if other := q.Publishers(flip(e.Type)); len(other) > 0 {
