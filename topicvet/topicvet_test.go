@@ -80,3 +80,10 @@ func TestUnpublishedCountsAFromForItsOwnSubscriptionOnly(t *testing.T) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Unpublished, "from")
 }
+
+// A method of a generic type is followed to the instances of the type: a
+// Worker[Job] handles Job, not every type.
+func TestAGenericTypesMethodsAreFollowedToItsInstances(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "generictype")
+}

@@ -110,8 +110,10 @@ type Collected struct {
 type site struct {
 	encl   *types.Func
 	callee *types.Func
-	targs  *types.TypeList
-	pos    token.Pos
+	// targs are the type arguments of callee's type parameters, those of
+	// its receiver first (see typeParams).
+	targs []types.Type
+	pos   token.Pos
 	// deadLetter is, for a call of Broker.Handle with Retry, the
 	// DeadLetter[T] the broker publishes for it; callee is nil then.
 	deadLetter types.Type
@@ -196,8 +198,22 @@ func Collect(p Package) *Collected {
 				if !ok {
 					return true
 				}
-				if fn, ok := p.Info.Uses[id].(*types.Func); ok {
-					sites = append(sites, site{encl: encl, callee: fn.Origin(), targs: inst.TypeArgs, pos: id.Pos()})
+				switch obj := p.Info.Uses[id].(type) {
+				case *types.Func:
+					targs := slices.Collect(inst.TypeArgs.Types())
+					if recv := obj.Signature().Recv(); recv != nil {
+						targs = append(recvTypeArgs(recv.Type()), targs...)
+					}
+					sites = append(sites, site{encl: encl, callee: obj.Origin(), targs: targs, pos: id.Pos()})
+				case *types.TypeName:
+					// An instance of a generic type: each of its methods is
+					// instantiated with it, called here or elsewhere.
+					if n, ok := types.Unalias(inst.Type).(*types.Named); ok && n.TypeArgs().Len() > 0 {
+						targs := slices.Collect(n.TypeArgs().Types())
+						for m := range n.Origin().Methods() {
+							sites = append(sites, site{encl: encl, callee: m, targs: targs, pos: id.Pos()})
+						}
+					}
 				}
 				return true
 			})
@@ -284,18 +300,18 @@ func (c *Collected) endpointsOf(p Package, s site) []found {
 		switch recv := RecvName(fn); {
 		case recv == "Broker":
 			k, ok := brokerMethods[fn.Name()]
-			if !ok || s.targs.Len() < 1 {
+			if !ok || len(s.targs) < 1 {
 				return nil
 			}
-			t := s.targs.At(0)
+			t := s.targs[0]
 			if k.Receives() {
 				if elem, ok := recordElem(t); ok {
 					t = elem
 				}
 			}
 			return []found{{kind: k, typ: t, pos: pos}}
-		case recv == "" && fn.Name() == "From" && s.targs.Len() == 2:
-			return []found{{kind: Produce, typ: s.targs.At(0), pos: pos}, {kind: Source, typ: s.targs.At(1), pos: pos}}
+		case recv == "" && fn.Name() == "From" && len(s.targs) == 2:
+			return []found{{kind: Produce, typ: s.targs[0], pos: pos}, {kind: Source, typ: s.targs[1], pos: pos}}
 		}
 		return nil
 	}
@@ -307,7 +323,7 @@ func (c *Collected) endpointsOf(p Package, s site) []found {
 	for _, h := range hs {
 		switch {
 		case h.tmpl != nil:
-			if t := subst(h.tmpl, fn.Signature().TypeParams(), s.targs); t != nil {
+			if t := subst(h.tmpl, typeParams(fn), s.targs); t != nil {
 				out = append(out, found{kind: h.Kind, typ: t, pos: pos, via: FuncName(fn)})
 			}
 		case h.Param < 0: // a template of another package's helper
@@ -316,8 +332,8 @@ func (c *Collected) endpointsOf(p Package, s site) []found {
 				t = h.Template.build(s.targs, fn.Pkg())
 			}
 			out = append(out, found{kind: h.Kind, typ: t, pos: pos, via: FuncName(fn)})
-		case h.Param < s.targs.Len():
-			out = append(out, found{kind: h.Kind, typ: s.targs.At(h.Param), pos: pos, via: FuncName(fn)})
+		case h.Param < len(s.targs):
+			out = append(out, found{kind: h.Kind, typ: s.targs[h.Param], pos: pos, via: FuncName(fn)})
 		}
 	}
 	return out
@@ -373,11 +389,11 @@ func walkTypeParams(t types.Type, f func(*types.TypeParam)) {
 
 // subst is t with the type parameters tps replaced by the type arguments
 // args; nil if t is built in a way it does not rebuild.
-func subst(t types.Type, tps *types.TypeParamList, args *types.TypeList) types.Type {
+func subst(t types.Type, tps []*types.TypeParam, args []types.Type) types.Type {
 	switch t := types.Unalias(t).(type) {
 	case *types.TypeParam:
-		if i := t.Index(); i < tps.Len() && i < args.Len() && tps.At(i) == t {
-			return args.At(i)
+		if i := slices.Index(tps, t); i >= 0 && i < len(args) {
+			return args[i]
 		}
 		return nil
 	case *types.Pointer:
@@ -431,11 +447,37 @@ func typeParamOf(encl *types.Func, t types.Type) (int, bool) {
 	if !ok || encl == nil {
 		return 0, false
 	}
-	tps := encl.Signature().TypeParams()
-	if i := tp.Index(); i < tps.Len() && tps.At(i) == tp {
+	if i := slices.Index(typeParams(encl), tp); i >= 0 {
 		return i, true
 	}
 	return 0, false
+}
+
+// typeParams are the type parameters of f: those of its receiver, for a
+// method of a generic type, then its own. An instantiation of f gives
+// their type arguments in this order.
+func typeParams(f *types.Func) []*types.TypeParam {
+	sig := f.Signature()
+	var out []*types.TypeParam
+	for i := range sig.RecvTypeParams().Len() {
+		out = append(out, sig.RecvTypeParams().At(i))
+	}
+	for i := range sig.TypeParams().Len() {
+		out = append(out, sig.TypeParams().At(i))
+	}
+	return out
+}
+
+// recvTypeArgs are the type arguments of the receiver type t (T or *T),
+// none if it is not an instance of a generic type.
+func recvTypeArgs(t types.Type) []types.Type {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if n, ok := types.Unalias(t).(*types.Named); ok {
+		return slices.Collect(n.TypeArgs().Types())
+	}
+	return nil
 }
 
 // HasTypeParam reports whether t mentions a type parameter: its size, for

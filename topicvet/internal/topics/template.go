@@ -96,7 +96,7 @@ func templateOf(encl *types.Func, t types.Type) *Template {
 // build makes the type of x with the type arguments args put in, the
 // named types looked up among from and the packages it imports; nil if
 // one is not found.
-func (x *Template) build(args *types.TypeList, from *types.Package) types.Type {
+func (x *Template) build(args []types.Type, from *types.Package) types.Type {
 	elems := func() []types.Type {
 		var out []types.Type
 		for _, a := range x.Args {
@@ -110,8 +110,8 @@ func (x *Template) build(args *types.TypeList, from *types.Package) types.Type {
 	}
 	switch x.Op {
 	case tmplParam:
-		if x.Param < args.Len() {
-			return args.At(x.Param)
+		if x.Param < len(args) {
+			return args[x.Param]
 		}
 	case tmplBasic:
 		if x.Kind >= 0 && x.Kind < len(types.Typ) && types.Typ[x.Kind] != nil {

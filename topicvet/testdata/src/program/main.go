@@ -90,9 +90,11 @@ func main() {
 	defer cancelDead()
 	<-dead
 
-	// A generic type's methods: some Boxed is published.
+	// A generic type's methods are followed to its instances: a Box[int]
+	// publishes Boxed[int].
 	boxed, cancelBoxed := b.Subscribe[lib.Boxed[int]]()
 	defer cancelBoxed()
+	lib.NewBox[int](&b).Put(1)
 	<-boxed
 
 	// Limits. Publishing through an any variable publishes on any: the

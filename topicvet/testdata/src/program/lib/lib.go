@@ -18,9 +18,12 @@ func handle[U any](b *topic.Broker, f func(U)) func() {
 	return b.Handle(func(_ context.Context, v U) error { f(v); return nil })
 }
 
-// Box is a generic type whose methods publish: their instantiations are
-// not followed, so Boxed values count as published, whatever T.
+// Box is a generic type whose methods publish: each instance of it, here
+// Box[T] in NewBox, instantiates them.
 type Box[T any] struct{ b *topic.Broker }
+
+// NewBox returns a Box of b.
+func NewBox[T any](b *topic.Broker) *Box[T] { return &Box[T]{b} }
 
 // Boxed is what a Box publishes.
 type Boxed[T any] struct{ V T }
