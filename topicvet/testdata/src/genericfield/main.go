@@ -1,0 +1,33 @@
+// A generic type instantiated with a type parameter outside a function (a
+// field w Worker[T] of a generic struct) is not followed: its handler
+// counts as one of any type, and Lost, which nothing receives, is not
+// reported (a limit).
+package main
+
+import (
+	"context"
+
+	"github.com/seedaa7df82c/topic"
+)
+
+type Worker[T any] struct{ b *topic.Broker }
+
+func (w Worker[T]) Run(f func(T)) func() {
+	return w.b.Handle(func(_ context.Context, v T) error { f(v); return nil })
+}
+
+type Pool[T any] struct{ w Worker[T] }
+
+func (p Pool[T]) Start(f func(T)) func() { return p.w.Run(f) }
+
+type Job struct{}
+
+type Lost struct{}
+
+func main() {
+	var b topic.Broker
+	stop := Pool[Job]{Worker[Job]{&b}}.Start(func(Job) {})
+	defer stop()
+	b.Publish(Job{})
+	b.Publish(Lost{})
+}
