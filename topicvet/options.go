@@ -22,8 +22,8 @@ var Options = &analysis.Analyzer{
 
 The core panics on misuse when the call runs: a handler's option (Retry,
 AttemptTimeout, DiscardOnStop) given to Subscribe or Broker.Follow; From
-or Overflow given to a follower; Buffer given to Broker.Follow; AckWait without Follow, or on a
-follower without a Name; a RetryPolicy literal with fewer than one
+or Overflow given to a follower; Buffer given to Broker.Follow; AckWait
+without Follow, or on a follower without a Name; a RetryPolicy literal with fewer than one
 attempt, a negative delay or a Jitter outside [0, 1]; a constant Buffer
 above MaxBuffer or MaxBufferBytes; a Retention literal whose Count is not
 positive or whose Age is negative, or with an Age and NoTime; Retain of an

@@ -20,8 +20,9 @@ type Endpoint struct {
 	// (natsbridge.Bridge.Export), "" for a call of the core.
 	Via string
 	// Generic says the endpoint's type is some instance of the generic
-	// type named Type (natsbridge.Imported): it was found in a generic
-	// function whose instantiations are not followed.
+	// type named Type (natsbridge.Imported): it was found where the type
+	// arguments are not followed (a generic type instantiated outside a
+	// function).
 	Generic bool
 	// Of is, for the endpoints of a From call written in the argument
 	// list of a subscription, the Pos of that subscription, the only one

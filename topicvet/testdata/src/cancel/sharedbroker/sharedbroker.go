@@ -1,6 +1,6 @@
 // A local variable that holds a pointer to a broker the function did not
-// make is not "a broker declared in the function": the broker outlives the
-// call, and so does the subscription.
+// make is not a broker the function makes: the broker outlives the call,
+// and so does the subscription.
 package sharedbroker
 
 import "github.com/seedaa7df82c/topic"
