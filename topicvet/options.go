@@ -23,13 +23,13 @@ var Options = &analysis.Analyzer{
 The core panics on misuse when the call runs: a handler's option (Retry,
 AttemptTimeout, DiscardOnStop) given to Subscribe or Broker.Follow; From
 or Overflow given to a follower; Buffer given to Broker.Follow; AckWait
-without Follow, or on a follower without a Name; a RetryPolicy literal with fewer than one
-attempt, a negative delay or a Jitter outside [0, 1]; a constant Buffer
-above MaxBuffer or MaxBufferBytes; a Retention literal whose Count is not
-positive or whose Age is negative, or with an Age and NoTime; Retain of an
-interface or Record type; Follow of a Record type; an unknown Overflow
-policy; Watch with an interval that is not positive; nil for a function
-or a context. The check reports what is certain at compile time: options
+without Follow, or on a follower without a Name; a RetryPolicy literal
+with fewer than one attempt, a negative delay or a Jitter outside [0, 1];
+a constant Buffer above MaxBuffer or MaxBufferBytes; a Retention literal
+whose Count is not positive or whose Age is negative, or with an Age and
+NoTime; Retain of an interface or Record type; Follow of a Record type;
+an unknown Overflow policy; Watch with an interval that is not positive;
+nil for a function or a context. The check reports what is certain at compile time: options
 written as calls in the argument list, constant values, literals. An
 option list spread from a slice (opts...) hides which options are missing,
 so the checks that need one absent (AckWait without Name) say nothing then.
