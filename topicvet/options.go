@@ -29,10 +29,11 @@ a constant Buffer above MaxBuffer or MaxBufferBytes; a Retention literal
 whose Count is not positive or whose Age is negative, or with an Age and
 NoTime; Retain of an interface or Record type; Follow of a Record type;
 an unknown Overflow policy; Watch with an interval that is not positive;
-nil for a function or a context. The check reports what is certain at compile time: options
-written as calls in the argument list, constant values, literals. An
-option list spread from a slice (opts...) hides which options are missing,
-so the checks that need one absent (AckWait without Name) say nothing then.
+nil for a function or a context. The check reports what is certain at
+compile time: options written as calls in the argument list, constant
+values, literals. An option list spread from a slice (opts...) hides which
+options are missing, so the checks that need one absent (AckWait without
+Name) say nothing then.
 
 In a test file, a misuse inside a function literal without parameters
 (wantPanic("...", func() { ... })), or in a function that defers a call of
