@@ -32,26 +32,26 @@ keeps the subscription: its buffer, its goroutine for a handler or a
 follower, and every publication of its type still offered to it. Like
 lostcancel for contexts, the check reports the function assigned to the
 blank identifier or left unused, and a path from the call to a return of
-the function that does not use it (any use counts: a call, a defer, passing
-it on, storing it, a use in a function literal the function defers, which
-runs on every return; for a Follower, a call of its Close or any use but a
-call of its other methods). A function whose variable outlives the
-function (a field, a package variable) is not followed. Nothing in the
-body of main.main is reported, discarded or not: its return ends the
-program (a function literal in it is a function of its own). Three more cases are not reported,
-as no subscription outlives its need there: a function that calls Shutdown
-on the same broker (a variable or a field named the same way), which ends
-every subscription; a subscription or handler given the Context option
-(written in its argument list), which the broker cancels when the context
-ends; and a channel subscription (Subscribe without the Follow option) or
-a pull follower of a broker the function makes (a local topic.Broker, or
-a pointer set to &topic.Broker{} or new(topic.Broker)), which lives no
-longer than the broker. In a test file, a subscription of
-a broker in a local variable or a parameter is taken to end with the
-test's broker, and one in a function literal without parameters or in a
-function that defers a recover is taken as a test of a panic: neither is
-reported (one of a package-level broker is). Generated files are not
-reported.
+the function that does not use it (any use counts: a call, a defer,
+passing it on, storing it, a use in a function literal the function
+defers, which runs on every return; for a Follower, a call of its Close or
+any use but a call of its other methods). A function whose variable
+outlives the function (a field, a package variable) is not followed.
+Nothing in the body of main.main is reported, discarded or not: its return
+ends the program (a function literal in it is a function of its own).
+Three more cases are not reported, as no subscription outlives its need
+there: a function that calls Shutdown on the same broker (a variable or a
+field named the same way), which ends every subscription; a subscription
+or handler given the Context option (written in its argument list), which
+the broker cancels when the context ends; and a channel subscription
+(Subscribe without the Follow option) or a pull follower of a broker the
+function makes (a local topic.Broker, or a pointer set to &topic.Broker{}
+or new(topic.Broker)), which lives no longer than the broker. In a test
+file, a subscription of a broker in a local variable or a parameter is
+taken to end with the test's broker, and one in a function literal without
+parameters or in a function that defers a recover is taken as a test of a
+panic: neither is reported (one of a package-level broker is). Generated
+files are not reported.
 
 A subscription meant to live as long as the program says so:
 
