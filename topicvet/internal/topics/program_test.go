@@ -99,3 +99,19 @@ func TestATestsEndpointsCountForTheTestsOnly(t *testing.T) {
 		t.Errorf("findings %v, want %v", got, want)
 	}
 }
+
+func TestAFromFeedsItsOwnSubscriptionWhenItsSourceIsPublished(t *testing.T) {
+	types := map[string]TypeInfo{"p.C": {}, "p.F": {}}
+	p := program(types,
+		Endpoint{Kind: Subscribe, Type: "p.F", Pos: "a.go:1:1"},
+		Endpoint{Kind: Produce, Type: "p.F", Pos: "a.go:1:9", Of: "a.go:1:1"},
+		Endpoint{Kind: Source, Type: "p.C", Pos: "a.go:1:9", Of: "a.go:1:1"},
+		Endpoint{Kind: Subscribe, Type: "p.F", Pos: "a.go:2:1"})
+	if got, want := checks(p), []string{"unpublished p.F", "unpublished p.F"}; !slices.Equal(got, want) {
+		t.Errorf("nothing publishes p.C: findings %v, want %v", got, want)
+	}
+	p.Add([]Endpoint{{Kind: Publish, Type: "p.C", Pos: "b.go:1:1", pos: 1}}, nil)
+	if got, want := checks(p), []string{"unpublished p.F"}; !slices.Equal(got, want) {
+		t.Errorf("p.C published: findings %v, want %v (the subscription without the From)", got, want)
+	}
+}
