@@ -8,6 +8,11 @@ import (
 	"github.com/seedaa7df82c/topic/topicvet"
 )
 
+func TestCancelReportsDiscardedAndUnusedCancels(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel")
+}
+
 func TestCancelFollowsAVariableThatIsASwitchTag(t *testing.T) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel/switchtag")

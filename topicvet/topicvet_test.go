@@ -13,11 +13,6 @@ import (
 // everything and report nothing.
 var limits = []string{"brokers", "genericfield", "library", "localtypes", "nats/exporter", "nats/importer"}
 
-func TestCancelReportsDiscardedAndUnusedCancels(t *testing.T) {
-	t.Parallel()
-	analysistest.Run(t, analysistest.TestData(), topicvet.Cancel, "cancel")
-}
-
 func TestOptionsReportsWhatTheCorePanicsOn(t *testing.T) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), topicvet.Options, "options")
