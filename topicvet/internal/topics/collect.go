@@ -28,6 +28,11 @@ type Endpoint struct {
 	// list of a subscription, the Pos of that subscription, the only one
 	// the From gives its type; "" if not known.
 	Of string
+	// Implicit says the endpoint was found where a generic type's name is
+	// written in a function (var s Store[Config]), not at a call of its
+	// method: the method may be called through an interface, so the
+	// endpoint counts as a match, but it is never reported.
+	Implicit bool
 
 	pos  token.Pos // in the package analysed, NoPos from a fact
 	encl string    // the name of the function declaration holding it
@@ -42,7 +47,7 @@ func (e Endpoint) InExample() bool { return e.pos.IsValid() && strings.HasPrefix
 func (e Endpoint) TokenPos() token.Pos { return e.pos }
 
 func (e Endpoint) key() string {
-	return fmt.Sprint(e.Kind, "\x00", e.Type, "\x00", e.Pos, "\x00", e.Via, "\x00", e.Generic)
+	return fmt.Sprint(e.Kind, "\x00", e.Type, "\x00", e.Pos, "\x00", e.Via, "\x00", e.Generic, "\x00", e.Implicit)
 }
 
 // Unknown is the Type of an endpoint whose type this analysis cannot know:
@@ -73,6 +78,9 @@ type HelperEndpoint struct {
 	// Template cannot hold it (a struct or function type): each
 	// instantiation is then an endpoint of a type not known (Unknown).
 	Template *Template
+	// Implicit says the endpoint comes from a generic type's name written
+	// in the helper, not a call of its method (see Endpoint.Implicit).
+	Implicit bool
 
 	// tmpl is, for a helper of this package, the template as a type.
 	tmpl types.Type
@@ -83,7 +91,7 @@ func (h HelperEndpoint) key() string {
 	if h.tmpl != nil {
 		t = TypeKey(h.tmpl)
 	}
-	return fmt.Sprint(h.Kind, "\x00", h.Param, "\x00", h.Pos, "\x00", t)
+	return fmt.Sprint(h.Kind, "\x00", h.Param, "\x00", h.Pos, "\x00", t, "\x00", h.Implicit)
 }
 
 // Package is what Collect reads of one type-checked package.
@@ -118,6 +126,9 @@ type site struct {
 	// deadLetter is, for a call of Broker.Handle with Retry, the
 	// DeadLetter[T] the broker publishes for it; callee is nil then.
 	deadLetter types.Type
+	// implicit: a method of a generic type whose name is written here, not
+	// a call of it (see Endpoint.Implicit).
+	implicit bool
 }
 
 // deadLetterOf returns DeadLetter[T] if call is a call of Broker.Handle
@@ -182,10 +193,27 @@ func Collect(p Package) *Collected {
 	for _, f := range p.Files {
 		for _, d := range f.Decls {
 			var encl *types.Func
-			if fd, ok := d.(*ast.FuncDecl); ok {
-				encl, _ = p.Info.Defs[fd.Name].(*types.Func)
+			// Type expressions that instantiate nothing: the receiver of a
+			// method (Store[T] in func (s *Store[T]) Get()) and the right
+			// side of an alias declaration.
+			skip := map[ast.Node]bool{}
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				encl, _ = p.Info.Defs[d.Name].(*types.Func)
+				if d.Recv != nil {
+					skip[d.Recv] = true
+				}
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					if ts, ok := sp.(*ast.TypeSpec); ok && ts.Assign.IsValid() {
+						skip[ts.Type] = true
+					}
+				}
 			}
 			ast.Inspect(d, func(n ast.Node) bool {
+				if skip[n] {
+					return false
+				}
 				if call, ok := n.(*ast.CallExpr); ok {
 					if t := deadLetterOf(p.Info, call); t != nil {
 						sites = append(sites, site{encl: encl, deadLetter: t, pos: call.Pos()})
@@ -197,6 +225,13 @@ func Collect(p Package) *Collected {
 				}
 				inst, ok := p.Info.Instances[id]
 				if !ok {
+					// A method of an instance of a generic type, called or
+					// taken as a value (s.Watch(b), (*Store[C]).Watch).
+					if obj, ok := p.Info.Uses[id].(*types.Func); ok && obj.Signature().Recv() != nil {
+						if targs := recvTypeArgs(obj.Signature().Recv().Type()); len(targs) > 0 {
+							sites = append(sites, site{encl: encl, callee: obj.Origin(), targs: targs, pos: id.Pos()})
+						}
+					}
 					return true
 				}
 				switch obj := p.Info.Uses[id].(type) {
@@ -207,12 +242,22 @@ func Collect(p Package) *Collected {
 					}
 					sites = append(sites, site{encl: encl, callee: obj.Origin(), targs: targs, pos: id.Pos()})
 				case *types.TypeName:
-					// An instance of a generic type: each of its methods is
-					// instantiated with it, called here or elsewhere.
+					// An instance of a generic type written in a function:
+					// its methods are followed where they are called, but one
+					// may be called through an interface the value is put
+					// in, so each counts here, implicitly. Outside a function
+					// (a defined type, a field, var _ I = …) nothing counts:
+					// the methods are followed at their calls. A method with
+					// type parameters of its own is an instance where called.
+					if encl == nil {
+						break
+					}
 					if n, ok := types.Unalias(inst.Type).(*types.Named); ok && n.TypeArgs().Len() > 0 {
 						targs := slices.Collect(n.TypeArgs().Types())
 						for m := range n.Origin().Methods() {
-							sites = append(sites, site{encl: encl, callee: m, targs: targs, pos: id.Pos()})
+							if m.Signature().TypeParams().Len() == 0 {
+								sites = append(sites, site{encl: encl, callee: m, targs: targs, pos: id.Pos(), implicit: true})
+							}
 						}
 					}
 				}
@@ -229,7 +274,7 @@ func Collect(p Package) *Collected {
 		changed = false
 		for _, s := range sites {
 			for _, e := range c.endpointsOf(p, s) {
-				h := HelperEndpoint{Kind: e.kind, Param: -1, Pos: e.pos}
+				h := HelperEndpoint{Kind: e.kind, Param: -1, Pos: e.pos, Implicit: e.implicit}
 				if param, ok := typeParamOf(s.encl, e.typ); ok {
 					h.Param = param
 				} else if ownTypeParams(s.encl, e.typ) {
@@ -248,7 +293,7 @@ func Collect(p Package) *Collected {
 	seen := map[string]bool{}
 	for _, s := range sites {
 		for _, e := range c.endpointsOf(p, s) {
-			ep := Endpoint{Kind: e.kind, Type: Unknown, Pos: p.Fset.Position(s.pos).String(), Via: e.via, pos: s.pos}
+			ep := Endpoint{Kind: e.kind, Type: Unknown, Pos: p.Fset.Position(s.pos).String(), Via: e.via, Implicit: e.implicit, pos: s.pos}
 			if e.typ != nil {
 				ep.Type = TypeKey(e.typ)
 			}
@@ -287,6 +332,8 @@ type found struct {
 	typ  types.Type // nil if not known: a template a fact could not carry
 	pos  string     // the call in a helper, for a HelperEndpoint
 	via  string
+	// implicit: found through a generic type's name, not a call
+	implicit bool
 }
 
 // endpointsOf returns the endpoints site s makes: a call of the core, or
@@ -322,19 +369,20 @@ func (c *Collected) endpointsOf(p Package, s site) []found {
 	}
 	var out []found
 	for _, h := range hs {
+		f := found{kind: h.Kind, pos: pos, via: FuncName(fn), implicit: s.implicit || h.Implicit}
 		switch {
 		case h.tmpl != nil:
-			if t := subst(h.tmpl, typeParams(fn), s.targs); t != nil {
-				out = append(out, found{kind: h.Kind, typ: t, pos: pos, via: FuncName(fn)})
+			if f.typ = subst(h.tmpl, typeParams(fn), s.targs); f.typ != nil {
+				out = append(out, f)
 			}
 		case h.Param < 0: // a template of another package's helper
-			var t types.Type
 			if h.Template != nil {
-				t = h.Template.build(s.targs, fn.Pkg())
+				f.typ = h.Template.build(s.targs, fn.Pkg())
 			}
-			out = append(out, found{kind: h.Kind, typ: t, pos: pos, via: FuncName(fn)})
+			out = append(out, f)
 		case h.Param < len(s.targs):
-			out = append(out, found{kind: h.Kind, typ: s.targs[h.Param], pos: pos, via: FuncName(fn)})
+			f.typ = s.targs[h.Param]
+			out = append(out, f)
 		}
 	}
 	return out

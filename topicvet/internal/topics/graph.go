@@ -116,6 +116,9 @@ func placeOf(dir string, e Endpoint) string {
 	if e.Generic {
 		s += " (an instance of its generic type)"
 	}
+	if e.Implicit {
+		s += " (if called through an interface)"
+	}
 	return s
 }
 

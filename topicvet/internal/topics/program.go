@@ -210,7 +210,7 @@ func (p *Program) Check(inView func(Endpoint) bool) []Finding {
 	reported := map[string]bool{}
 	program := p.withoutTests()
 	for _, e := range p.Endpoints {
-		if !inView(e) || e.Generic || e.Type == Unknown || p.Types[e.Type].Iface {
+		if !inView(e) || e.Generic || e.Implicit || e.Type == Unknown || p.Types[e.Type].Iface {
 			continue
 		}
 		// A test is no part of the program: what a test receives or
