@@ -69,6 +69,15 @@ func TestAHelperOfAnotherPackageMakesTheTypeItBuilds(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "helpertemplate/lost")
 }
 
+// A type a helper of another package builds is known by name: its
+// package need not be among the program's imports (go vet's export data
+// holds only what a package's API references), and a component without
+// type parameters (error, struct{}, func()) is held by its key.
+func TestAHelpersTemplateIsExpandedByName(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "byname")
+}
+
 // A From makes its type out of a publication of its source, for its own
 // subscription only.
 func TestUnpublishedCountsAFromForItsOwnSubscriptionOnly(t *testing.T) {

@@ -63,6 +63,10 @@ type TypeInfo struct {
 	Core    bool     // a type of the core (Record, DeadLetter), which the core publishes
 	Origin  string   // of an instance of a generic type, the key of the generic type
 	Methods []string // see methodKey
+	// Unsure says the method set is not known (a type a helper of another
+	// package builds by name, Box[T]): it counts as implementing every
+	// interface.
+	Unsure bool
 }
 
 // A HelperEndpoint is an endpoint of a generic function whose topic is
@@ -275,7 +279,9 @@ func Collect(p Package) *Collected {
 		for _, s := range sites {
 			for _, e := range c.endpointsOf(p, s) {
 				h := HelperEndpoint{Kind: e.kind, Param: -1, Pos: e.pos, Implicit: e.implicit}
-				if param, ok := typeParamOf(s.encl, e.typ); ok {
+				if e.tmpl != nil {
+					h.Template = e.tmpl
+				} else if param, ok := typeParamOf(s.encl, e.typ); ok {
 					h.Param = param
 				} else if ownTypeParams(s.encl, e.typ) {
 					h.tmpl, h.Template = e.typ, templateOf(s.encl, e.typ)
@@ -296,12 +302,17 @@ func Collect(p Package) *Collected {
 			ep := Endpoint{Kind: e.kind, Type: Unknown, Pos: p.Fset.Position(s.pos).String(), Via: e.via, Implicit: e.implicit, pos: s.pos}
 			if e.typ != nil {
 				ep.Type = TypeKey(e.typ)
+			} else if e.key != "" {
+				ep.Type = e.key
 			}
 			if s.encl != nil {
 				ep.encl = s.encl.Name()
 			}
 			if of, ok := fromOf[s.pos]; ok && (e.kind == Produce || e.kind == Source) && e.via == "" {
 				ep.Of = p.Fset.Position(of).String()
+			}
+			if e.tmpl != nil {
+				continue // a helper's: its instantiations make the endpoints
 			}
 			if e.typ != nil && hasTypeParam(e.typ) {
 				if _, ok := typeParamOf(s.encl, e.typ); ok || ownTypeParams(s.encl, e.typ) {
@@ -318,8 +329,14 @@ func Collect(p Package) *Collected {
 			}
 			seen[ep.key()] = true
 			c.Endpoints = append(c.Endpoints, ep)
-			if !ep.Generic && ep.Type != Unknown {
+			switch {
+			case ep.Generic || ep.Type == Unknown:
+			case e.typ != nil:
 				c.addType(e.typ)
+			case e.key != "":
+				if _, ok := c.Types[e.key]; !ok {
+					c.Types[e.key] = e.info
+				}
 			}
 		}
 	}
@@ -334,6 +351,14 @@ type found struct {
 	via  string
 	// implicit: found through a generic type's name, not a call
 	implicit bool
+	// key and info are, when typ is nil, the type as a Template of
+	// another package's helper expands it by name ("" if not known).
+	key  string
+	info TypeInfo
+	// tmpl is, for a template of another package's helper instantiated
+	// with this function's type parameters, the template composed: the
+	// endpoint is this function's, as a helper.
+	tmpl *Template
 }
 
 // endpointsOf returns the endpoints site s makes: a call of the core, or
@@ -376,8 +401,30 @@ func (c *Collected) endpointsOf(p Package, s site) []found {
 				out = append(out, f)
 			}
 		case h.Param < 0: // a template of another package's helper
-			if h.Template != nil {
-				f.typ = h.Template.build(s.targs, fn.Pkg())
+			if h.Template == nil {
+				out = append(out, f) // a type not known
+				continue
+			}
+			if slices.ContainsFunc(s.targs, hasTypeParam) {
+				// Instantiated with type parameters of s.encl: a
+				// template of s.encl, if they are all its own.
+				var as []*Template
+				for _, a := range s.targs {
+					as = append(as, templateOf(s.encl, a))
+				}
+				if !slices.Contains(as, nil) {
+					f.tmpl = h.Template.compose(as)
+				}
+				out = append(out, f)
+				continue
+			}
+			if h.Template.byName() {
+				var ok bool
+				if f.key, f.info, ok = h.Template.expand(s.targs); !ok {
+					continue // too few type arguments: dropped
+				}
+			} else if f.typ = h.Template.build(s.targs, fn.Pkg()); f.typ == nil {
+				continue
 			}
 			out = append(out, f)
 		case h.Param < len(s.targs):
@@ -568,6 +615,17 @@ func hasTypeParam(t types.Type) bool {
 				return true
 			}
 		}
+	case *types.Interface:
+		for m := range t.ExplicitMethods() {
+			if hasTypeParam(m.Type()) {
+				return true
+			}
+		}
+		for e := range t.EmbeddedTypes() {
+			if hasTypeParam(e) {
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -590,7 +648,7 @@ func TypeKey(t types.Type) string { return types.TypeString(canon(t), nil) }
 
 func (c *Collected) addType(t types.Type) {
 	k := TypeKey(t)
-	if _, ok := c.Types[k]; ok {
+	if old, ok := c.Types[k]; ok && !old.Unsure {
 		return
 	}
 	ti := TypeInfo{

@@ -32,6 +32,10 @@ func (p *Program) Add(eps []Endpoint, types map[string]TypeInfo) {
 		}
 	}
 	for k, t := range types {
+		// A method set known wins over one not known, whatever the order.
+		if old, ok := p.Types[k]; ok && !old.Unsure && t.Unsure {
+			continue
+		}
 		p.Types[k] = t
 	}
 }
@@ -73,6 +77,9 @@ func (p *Program) Matches(recv, pub string) bool {
 	r, p2 := p.Types[recv], p.Types[pub]
 	if !r.Iface || p2.Iface {
 		return false
+	}
+	if p2.Unsure {
+		return true // its methods are not known: it may implement recv
 	}
 	for _, m := range r.Methods {
 		if _, ok := slices.BinarySearch(p2.Methods, m); !ok {

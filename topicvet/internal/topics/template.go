@@ -1,8 +1,10 @@
 package topics
 
 import (
+	"fmt"
 	"go/types"
 	"slices"
+	"strings"
 )
 
 // A Template is a type built from the type parameters of a generic helper
@@ -15,7 +17,12 @@ type Template struct {
 	Len   int64  // tmplArray: the length
 	Dir   int    // tmplChan: the types.ChanDir
 	Path  string // tmplNamed: the package path of the type
-	Name  string // tmplNamed: the type's name in it
+	Name  string // tmplNamed: the type's name in it; tmplKey: as a reader writes it
+	// Pkg is, for tmplNamed, the name of the type's package; Iface says
+	// the type is an interface.
+	Pkg   string
+	Iface bool
+	Key   string // tmplKey: the key of a type without type parameters
 	Args  []*Template
 }
 
@@ -29,6 +36,7 @@ const (
 	tmplMap   = "map"
 	tmplChan  = "chan"
 	tmplNamed = "named"
+	tmplKey   = "key" // a type without type parameters, by its key
 )
 
 // templateOf encodes t, a type built from the type parameters of encl;
@@ -45,6 +53,17 @@ func templateOf(encl *types.Func, t types.Type) *Template {
 			out = append(out, x)
 		}
 		return out
+	}
+	if !hasTypeParam(t) {
+		if b, ok := types.Unalias(t).(*types.Basic); ok {
+			return &Template{Op: tmplBasic, Kind: int(b.Kind())}
+		}
+		if n, ok := types.Unalias(t).(*types.Named); ok {
+			if o := n.Obj(); o.Pkg() != nil && o.Parent() != o.Pkg().Scope() {
+				return nil // a type declared in a function
+			}
+		}
+		return &Template{Op: tmplKey, Key: TypeKey(t), Name: readerName(t)}
 	}
 	switch t := types.Unalias(t).(type) {
 	case *types.TypeParam:
@@ -82,7 +101,7 @@ func templateOf(encl *types.Func, t types.Type) *Template {
 		if o.Pkg() == nil || o.Parent() != o.Pkg().Scope() {
 			return nil // error, or a type declared in a function
 		}
-		x := &Template{Op: tmplNamed, Path: o.Pkg().Path(), Name: o.Name()}
+		x := &Template{Op: tmplNamed, Path: o.Pkg().Path(), Name: o.Name(), Pkg: o.Pkg().Name(), Iface: types.IsInterface(t)}
 		if t.TypeArgs().Len() > 0 {
 			if x.Args = sub(slices.Collect(t.TypeArgs().Types())...); x.Args == nil {
 				return nil
@@ -172,4 +191,132 @@ func findPackage(from *types.Package, path string, seen map[*types.Package]bool)
 		}
 	}
 	return nil
+}
+
+// readerName is t as a reader writes it: package names, not paths.
+func readerName(t types.Type) string {
+	return types.TypeString(canon(t), func(p *types.Package) string { return p.Name() })
+}
+
+// byName reports whether x names a type (a tmplNamed or tmplKey) at any
+// depth: such a template is expanded by name (expand), the same way
+// whatever packages a driver's export data holds.
+func (x *Template) byName() bool {
+	if x.Op == tmplNamed || x.Op == tmplKey {
+		return true
+	}
+	return slices.ContainsFunc(x.Args, (*Template).byName)
+}
+
+// expand returns the key of the type of x with the type arguments args
+// put in, and its TypeInfo, without looking a type up; ok is false if x
+// needs an argument args lacks. The method set of a named type or a
+// pointer to one is not known: Unsure says so.
+func (x *Template) expand(args []types.Type) (key string, ti TypeInfo, ok bool) {
+	var name string
+	key, name, ok = x.expandName(args)
+	if !ok {
+		return "", TypeInfo{}, false
+	}
+	ti = TypeInfo{Name: name}
+	top := x
+	if top.Op == tmplPtr && len(top.Args) == 1 {
+		top = top.Args[0]
+	}
+	switch top.Op {
+	case tmplNamed:
+		ti.Core = top.Path == CorePath
+		ti.Iface = top.Iface && top == x
+		ti.Unsure = !ti.Iface
+		if top == x && len(x.Args) > 0 {
+			ti.Origin = x.Path + "." + x.Name
+		}
+	case tmplAny:
+		ti.Iface = top == x
+	}
+	return key, ti, true
+}
+
+func (x *Template) expandName(args []types.Type) (key, name string, ok bool) {
+	var keys, names []string
+	for _, a := range x.Args {
+		k, n, ok := a.expandName(args)
+		if !ok {
+			return "", "", false
+		}
+		keys, names = append(keys, k), append(names, n)
+	}
+	one := func(prefix string) (string, string, bool) {
+		if len(keys) != 1 {
+			return "", "", false
+		}
+		return prefix + keys[0], prefix + names[0], true
+	}
+	switch x.Op {
+	case tmplParam:
+		if x.Param >= 0 && x.Param < len(args) {
+			return TypeKey(args[x.Param]), readerName(args[x.Param]), true
+		}
+	case tmplBasic:
+		if x.Kind >= 0 && x.Kind < len(types.Typ) && types.Typ[x.Kind] != nil {
+			n := types.Typ[x.Kind].Name()
+			return n, n, true
+		}
+	case tmplAny:
+		return "any", "any", true
+	case tmplKey:
+		return x.Key, x.Name, true
+	case tmplPtr:
+		return one("*")
+	case tmplSlice:
+		return one("[]")
+	case tmplArray:
+		return one(fmt.Sprintf("[%d]", x.Len))
+	case tmplChan:
+		switch types.ChanDir(x.Dir) {
+		case types.SendOnly:
+			return one("chan<- ")
+		case types.RecvOnly:
+			return one("<-chan ")
+		}
+		if len(keys) == 1 && strings.HasPrefix(keys[0], "<-chan") {
+			return "chan (" + keys[0] + ")", "chan (" + names[0] + ")", true
+		}
+		return one("chan ")
+	case tmplMap:
+		if len(keys) == 2 {
+			return "map[" + keys[0] + "]" + keys[1], "map[" + names[0] + "]" + names[1], true
+		}
+	case tmplNamed:
+		key, name = x.Path+"."+x.Name, x.Pkg+"."+x.Name
+		if len(keys) > 0 {
+			key += "[" + strings.Join(keys, ", ") + "]"
+			name += "[" + strings.Join(names, ", ") + "]"
+		}
+		return key, name, true
+	}
+	return "", "", false
+}
+
+// compose is x with its type parameters replaced by the templates args
+// (the type arguments of an instantiation inside another generic
+// function, as templates of that function's type parameters); nil if
+// one is missing.
+func (x *Template) compose(args []*Template) *Template {
+	if x.Op == tmplParam {
+		if x.Param >= 0 && x.Param < len(args) {
+			return args[x.Param]
+		}
+		return nil
+	}
+	y := *x
+	y.Args = nil
+	for _, a := range x.Args {
+		b := a.compose(args)
+		if b == nil {
+			return nil
+		}
+		y.Args = append(y.Args, b)
+	}
+	return &y
 }
