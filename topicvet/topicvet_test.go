@@ -78,6 +78,14 @@ func TestAHelpersTemplateIsExpandedByName(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "byname")
 }
 
+// A method with type parameters of its own does not implement an
+// interface's method of its name: an interface subscription does not
+// receive the type.
+func TestAGenericMethodImplementsNoInterface(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "genericmethod")
+}
+
 // A From makes its type out of a publication of its source, for its own
 // subscription only.
 func TestUnpublishedCountsAFromForItsOwnSubscriptionOnly(t *testing.T) {

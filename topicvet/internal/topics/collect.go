@@ -661,7 +661,11 @@ func (c *Collected) addType(t types.Type) {
 	}
 	ms := types.NewMethodSet(t)
 	for sel := range ms.Methods() {
-		ti.Methods = append(ti.Methods, methodKey(sel.Obj().(*types.Func)))
+		// A method with type parameters of its own implements no
+		// interface method.
+		if f := sel.Obj().(*types.Func); f.Signature().TypeParams().Len() == 0 {
+			ti.Methods = append(ti.Methods, methodKey(f))
+		}
 	}
 	slices.Sort(ti.Methods)
 	c.Types[k] = ti
