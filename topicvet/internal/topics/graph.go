@@ -27,14 +27,22 @@ type Node struct {
 	Made []Endpoint
 }
 
+// UnknownName is the name of the graph's node of the endpoints whose type
+// is not known (Unknown): each may publish or receive any type, and so
+// keeps the checks from reporting the types it might be.
+const UnknownName = "any type (not known statically)"
+
 // Graph returns the topics of prog, sorted by name: every type published
-// or received, but those this analysis does not know.
+// or received, and a node of the endpoints whose type is not known.
 func (p *Program) Graph() []Node {
 	byType := map[string]*Node{}
 	node := func(typ string) *Node {
 		n, ok := byType[typ]
 		if !ok {
 			n = &Node{Type: typ, Name: p.name(typ), Iface: p.Types[typ].Iface}
+			if typ == Unknown {
+				n.Name = UnknownName
+			}
 			byType[typ] = n
 		}
 		return n
@@ -50,7 +58,7 @@ func (p *Program) Graph() []Node {
 		}
 	}
 	for _, e := range p.Endpoints {
-		if e.Generic || e.Type == Unknown {
+		if e.Generic {
 			continue
 		}
 		n := node(e.Type)
@@ -84,7 +92,7 @@ func (p *Program) Graph() []Node {
 	}
 	var nodes []Node
 	for _, n := range byType {
-		if !n.Iface {
+		if !n.Iface && n.Type != Unknown {
 			for _, i := range byType {
 				if i.Iface && len(i.Receivers) > 0 && i.Type != n.Type && p.Matches(i.Type, n.Type) {
 					n.Wildcards = append(n.Wildcards, i.Type)
@@ -149,7 +157,7 @@ func (p *Program) WriteText(w io.Writer, dir string) {
 		for _, e := range n.Made {
 			fmt.Fprintf(w, "  made from      %s by From %s\n", p.name(e.Type), placeOf(dir, e))
 		}
-		if len(n.Publishers) == 0 && len(n.Made) == 0 && !n.Iface && !p.Types[n.Type].Core {
+		if len(n.Publishers) == 0 && len(n.Made) == 0 && !n.Iface && n.Type != Unknown && !p.Types[n.Type].Core {
 			fmt.Fprintln(w, "  (nothing publishes it)")
 		}
 	}

@@ -2,6 +2,7 @@ package topics
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -113,5 +114,23 @@ func TestAFromFeedsItsOwnSubscriptionWhenItsSourceIsPublished(t *testing.T) {
 	p.Add([]Endpoint{{Kind: Publish, Type: "p.C", Pos: "b.go:1:1", pos: 1}}, nil)
 	if got, want := checks(p), []string{"unpublished p.F"}; !slices.Equal(got, want) {
 		t.Errorf("p.C published: findings %v, want %v (the subscription without the From)", got, want)
+	}
+}
+
+// The graph lists the endpoints whose type is not known, so that a reader
+// sees why a type they might be is not reported.
+func TestTheGraphListsTheEndpointsOfATypeNotKnown(t *testing.T) {
+	p := program(map[string]TypeInfo{"p.Lost": {Name: "p.Lost"}},
+		Endpoint{Kind: Publish, Type: "p.Lost", Pos: "/m/main.go:3:2"},
+		Endpoint{Kind: Subscribe, Type: Unknown, Pos: "/m/main.go:4:2", Via: "p.Recv"},
+	)
+	var b strings.Builder
+	p.WriteText(&b, "/m")
+	want := "any type (not known statically)\n  subscribed     main.go:4 via p.Recv\n\np.Lost\n  published      main.go:3\n"
+	if b.String() != want {
+		t.Errorf("graph:\n%s\nwant:\n%s", b.String(), want)
+	}
+	if got := checks(p); len(got) != 0 {
+		t.Errorf("checks: %v, want none: the subscription may receive p.Lost", got)
 	}
 }
