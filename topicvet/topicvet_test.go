@@ -58,6 +58,13 @@ func TestUnreceivedLeavesOutWhatATestReceives(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "testreceiver")
 }
 
+// A package only the tests import is no part of the program: what it
+// receives does not hide what the program loses.
+func TestUnreceivedLeavesOutWhatAPackageOnlyTheTestsImportReceives(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "testimport")
+}
+
 // A helper of another package that publishes or receives a type built
 // from its type parameter (*T, []T, Box[T]) makes, at each instantiation,
 // an endpoint of that type with the type argument put in.

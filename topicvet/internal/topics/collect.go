@@ -33,6 +33,9 @@ type Endpoint struct {
 	// method: the method may be called through an interface, so the
 	// endpoint counts as a match, but it is never reported.
 	Implicit bool
+	// TestOnly says the endpoint is in a package that only the tests of
+	// the package analysed import: no part of its program.
+	TestOnly bool
 
 	pos  token.Pos // in the package analysed, NoPos from a fact
 	encl string    // the name of the function declaration holding it

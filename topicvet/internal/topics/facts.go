@@ -1,11 +1,14 @@
 package topics
 
 import (
+	"cmp"
 	"fmt"
 	"go/token"
 	"go/types"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -34,6 +37,13 @@ func (f *PackageFact) types() map[string]TypeInfo {
 }
 
 func (*PackageFact) AFact() {}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 func (f *PackageFact) String() string { return fmt.Sprintf("topics(%d endpoints)", len(f.Endpoints)) }
 
@@ -65,7 +75,25 @@ func Gather(pass *analysis.Pass) *Program {
 	}
 	prog := &Program{}
 	prog.Add(c.Endpoints, c.Types)
-	for _, imp := range pass.Pkg.Imports() {
+	// The packages the package's own files import, not only its tests:
+	// what the others hold is no part of the program. Those come first,
+	// so that an endpoint reached both ways is the program's.
+	own := map[string]bool{}
+	for _, f := range pass.Files {
+		if strings.HasSuffix(pass.Fset.File(f.Pos()).Name(), "_test.go") {
+			continue
+		}
+		for _, is := range f.Imports {
+			if path, err := strconv.Unquote(is.Path.Value); err == nil {
+				own[path] = true
+			}
+		}
+	}
+	imports := slices.Clone(pass.Pkg.Imports())
+	slices.SortStableFunc(imports, func(a, b *types.Package) int {
+		return cmp.Compare(b2i(!own[a.Path()]), b2i(!own[b.Path()]))
+	})
+	for _, imp := range imports {
 		var f PackageFact
 		if pass.ImportPackageFact(imp, &f) {
 			// Another package's: not in this one, whatever the driver kept
@@ -73,6 +101,9 @@ func Gather(pass *analysis.Pass) *Program {
 			eps := slices.Clone(f.Endpoints)
 			for i := range eps {
 				eps[i].pos, eps[i].encl = token.NoPos, ""
+				if !own[imp.Path()] {
+					eps[i].TestOnly = true
+				}
 			}
 			prog.Add(eps, f.types())
 		}

@@ -270,12 +270,13 @@ func (e Endpoint) inTestFile() bool {
 	return strings.HasSuffix(file, "_test.go")
 }
 
-// withoutTests is p without the endpoints of test files: the program as
-// it runs, which go vet analyses with its tests.
+// withoutTests is p without the endpoints of test files and of the
+// packages only tests import: the program as it runs, which go vet
+// analyses with its tests.
 func (p *Program) withoutTests() *Program {
 	q := &Program{Types: p.Types}
 	for _, e := range p.Endpoints {
-		if !e.inTestFile() {
+		if !e.inTestFile() && !e.TestOnly {
 			q.Endpoints = append(q.Endpoints, e)
 		}
 	}
