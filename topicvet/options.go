@@ -62,6 +62,13 @@ func runOptions(pass *analysis.Pass) (any, error) {
 		if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != topics.CorePath {
 			return true
 		}
+		if isMethodExpr(info, call.Fun) && len(call.Args) > 0 {
+			// (*topic.Broker).Handle[T](b, f, …): the receiver is the
+			// first argument.
+			c := *call
+			c.Args = call.Args[1:]
+			call = &c
+		}
 		core := fn.Pkg().Scope()
 		targ := func(i int) types.Type {
 			if inst, ok := info.Instances[topics.CalleeIdent(call.Fun)]; ok && i < inst.TypeArgs.Len() {
@@ -363,4 +370,24 @@ func sizeof(sizes types.Sizes, t types.Type) (size int64) {
 		}
 	}()
 	return sizes.Sizeof(t)
+}
+
+// isMethodExpr reports whether fun is a method expression, (*T).M, through
+// parentheses and an explicit instantiation.
+func isMethodExpr(info *types.Info, fun ast.Expr) bool {
+	for {
+		switch f := fun.(type) {
+		case *ast.ParenExpr:
+			fun = f.X
+		case *ast.IndexExpr:
+			fun = f.X
+		case *ast.IndexListExpr:
+			fun = f.X
+		case *ast.SelectorExpr:
+			sel, ok := info.Selections[f]
+			return ok && sel.Kind() == types.MethodExpr
+		default:
+			return false
+		}
+	}
 }

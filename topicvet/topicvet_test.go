@@ -15,7 +15,7 @@ var limits = []string{"brokers", "library", "localtypes", "nats/exporter", "nats
 
 func TestOptionsReportsWhatTheCorePanicsOn(t *testing.T) {
 	t.Parallel()
-	analysistest.Run(t, analysistest.TestData(), topicvet.Options, "options")
+	analysistest.Run(t, analysistest.TestData(), topicvet.Options, "options", "methodexpr")
 }
 
 func TestUnreceivedReportsATypeNothingReceives(t *testing.T) {
