@@ -107,6 +107,13 @@ func TestAGenericTypesMethodsAreFollowedToItsInstances(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "generictype", "genericfield")
 }
 
+// A generic method of a generic type is followed at its instances, with
+// the receiver's type arguments and its own.
+func TestAGenericMethodOfAGenericTypeIsFollowedAtItsInstances(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "genericmethodoftype")
+}
+
 // A method of a generic type makes its endpoints where it is called, not
 // where the type's name is written: a Store[Config] whose Watch is never
 // called receives nothing. An instance written in a function still counts

@@ -1,6 +1,7 @@
 package topics
 
 import (
+	"go/types"
 	"slices"
 	"strings"
 	"testing"
@@ -132,5 +133,17 @@ func TestTheGraphListsTheEndpointsOfATypeNotKnown(t *testing.T) {
 	}
 	if got := checks(p); len(got) != 0 {
 		t.Errorf("checks: %v, want none: the subscription may receive p.Lost", got)
+	}
+}
+
+// A template that needs a type argument an instantiation lacks expands to
+// nothing, rather than to a type not known.
+func TestATemplateLackingATypeArgumentExpandsToNothing(t *testing.T) {
+	x := &Template{Op: tmplNamed, Path: "p", Pkg: "p", Name: "Box", Args: []*Template{{Op: tmplParam, Param: 1}}}
+	if _, _, ok := x.expand([]types.Type{types.Typ[types.Int]}); ok {
+		t.Error("expanded with too few type arguments")
+	}
+	if k, ti, ok := x.expand([]types.Type{types.Typ[types.Int], types.Typ[types.String]}); !ok || k != "p.Box[string]" || ti.Origin != "p.Box" || !ti.Unsure {
+		t.Errorf("expand = %q %+v %v, want p.Box[string] of origin p.Box, its methods not known", k, ti, ok)
 	}
 }
