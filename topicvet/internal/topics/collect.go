@@ -217,9 +217,19 @@ func Collect(p Package) *Collected {
 					}
 				}
 			}
+			// Whether the spec being inspected at package level declares
+			// a variable (not only _, an assertion): its value may be put in
+			// an interface.
+			pkgVar := false
 			ast.Inspect(d, func(n ast.Node) bool {
 				if skip[n] {
 					return false
+				}
+				switch sp := n.(type) {
+				case *ast.ValueSpec:
+					pkgVar = slices.ContainsFunc(sp.Names, func(id *ast.Ident) bool { return id.Name != "_" })
+				case *ast.TypeSpec:
+					pkgVar = false
 				}
 				if call, ok := n.(*ast.CallExpr); ok {
 					if t := deadLetterOf(p.Info, call); t != nil {
@@ -249,14 +259,15 @@ func Collect(p Package) *Collected {
 					}
 					sites = append(sites, site{encl: encl, callee: obj.Origin(), targs: targs, pos: id.Pos()})
 				case *types.TypeName:
-					// An instance of a generic type written in a function:
-					// its methods are followed where they are called, but one
-					// may be called through an interface the value is put
-					// in, so each counts here, implicitly. Outside a function
-					// (a defined type, a field, var _ I = …) nothing counts:
-					// the methods are followed at their calls. A method with
-					// type parameters of its own is an instance where called.
-					if encl == nil {
+					// An instance of a generic type written in a function or
+					// a package variable: its methods are followed where they
+					// are called, but one may be called through an interface
+					// the value is put in, so each counts here, implicitly.
+					// Elsewhere (a defined type, a field, var _ I = …)
+					// nothing counts: the methods are followed at their
+					// calls. A method with type parameters of its own is an
+					// instance where called.
+					if encl == nil && !pkgVar {
 						break
 					}
 					if n, ok := types.Unalias(inst.Type).(*types.Named); ok && n.TypeArgs().Len() > 0 {

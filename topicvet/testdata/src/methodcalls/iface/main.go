@@ -1,6 +1,6 @@
 // A method called through an interface the value is put in is not seen at
-// a call: the instance written in the function counts, implicitly, as
-// receiving Config, and is never reported itself.
+// a call: an instance written in a function or a package variable counts,
+// implicitly, as receiving its type, and is never reported itself.
 package main
 
 import (
@@ -11,6 +11,10 @@ import (
 
 type Config struct{}
 
+type Flags struct{}
+
+var flags = &lib.Store[Flags]{}
+
 type watcher interface{ Watch(*topic.Broker) func() }
 
 func main() {
@@ -18,4 +22,7 @@ func main() {
 	var w watcher = &lib.Store[Config]{}
 	defer w.Watch(&b)()
 	b.Publish(Config{})
+	var f watcher = flags
+	defer f.Watch(&b)()
+	b.Publish(Flags{})
 }
