@@ -221,6 +221,11 @@ func Collect(p Package) *Collected {
 			// a variable (not only _, an assertion): its value may be put in
 			// an interface.
 			pkgVar := false
+			// Whether it declares a type: an instance without type
+			// parameters in it (a field, embedded or not) may be put in an
+			// interface too, but for the type itself: a defined type
+			// (type X Store[C]) has none of its methods.
+			inType, defined := false, map[*ast.Ident]bool{}
 			ast.Inspect(d, func(n ast.Node) bool {
 				if skip[n] {
 					return false
@@ -228,8 +233,16 @@ func Collect(p Package) *Collected {
 				switch sp := n.(type) {
 				case *ast.ValueSpec:
 					pkgVar = slices.ContainsFunc(sp.Names, func(id *ast.Ident) bool { return id.Name != "_" })
+					inType = false
 				case *ast.TypeSpec:
-					pkgVar = false
+					pkgVar, inType = false, true
+					t := sp.Type
+					if st, ok := t.(*ast.StarExpr); ok {
+						t = st.X
+					}
+					if id := CalleeIdent(t); id != nil {
+						defined[id] = true
+					}
 				}
 				if call, ok := n.(*ast.CallExpr); ok {
 					if t := deadLetterOf(p.Info, call); t != nil {
@@ -259,15 +272,15 @@ func Collect(p Package) *Collected {
 					}
 					sites = append(sites, site{encl: encl, callee: obj.Origin(), targs: targs, pos: id.Pos()})
 				case *types.TypeName:
-					// An instance of a generic type written in a function or
-					// a package variable: its methods are followed where they
+					// An instance of a generic type written in a function, a
+					// package variable or a field of a type: its methods are followed where they
 					// are called, but one may be called through an interface
 					// the value is put in, so each counts here, implicitly.
-					// Elsewhere (a defined type, a field, var _ I = …)
-					// nothing counts: the methods are followed at their
+					// Elsewhere (a defined type, a field of a generic type
+					// with its type parameter, var _ I = …) nothing counts: the methods are followed at their
 					// calls. A method with type parameters of its own is an
 					// instance where called.
-					if encl == nil && !pkgVar {
+					if encl == nil && !pkgVar && (!inType || defined[id] || hasTypeParam(inst.Type)) {
 						break
 					}
 					if n, ok := types.Unalias(inst.Type).(*types.Named); ok && n.TypeArgs().Len() > 0 {

@@ -15,6 +15,11 @@ type Flags struct{}
 
 var flags = &lib.Store[Flags]{}
 
+type Mode struct{}
+
+// An app embeds a store of Mode, whose Watch it is given.
+type app struct{ lib.Store[Mode] }
+
 type watcher interface{ Watch(*topic.Broker) func() }
 
 func main() {
@@ -25,4 +30,8 @@ func main() {
 	var f watcher = flags
 	defer f.Watch(&b)()
 	b.Publish(Flags{})
+	var a app
+	var m watcher = &a
+	defer m.Watch(&b)()
+	b.Publish(Mode{})
 }
