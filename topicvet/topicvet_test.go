@@ -11,7 +11,7 @@ import (
 
 // limits are the test programs where the whole-program checks cannot see
 // everything and report nothing.
-var limits = []string{"brokers", "library", "localtypes", "nats/exporter", "nats/importer"}
+var limits = []string{"brokers", "implicit", "library", "localtypes", "nats/exporter", "nats/importer"}
 
 func TestOptionsReportsWhatTheCorePanicsOn(t *testing.T) {
 	t.Parallel()
