@@ -82,7 +82,7 @@ func TestAHelperOfAnotherPackageMakesTheTypeItBuilds(t *testing.T) {
 // type parameters (error, struct{}, func()) is held by its key.
 func TestAHelpersTemplateIsExpandedByName(t *testing.T) {
 	t.Parallel()
-	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "byname")
+	analysistest.Run(t, analysistest.TestData(), topicvet.Unreceived, "byname", "byname/sink")
 }
 
 // A method with type parameters of its own does not implement an

@@ -417,7 +417,13 @@ func (c *Collected) endpointsOf(p Package, s site) []found {
 	}
 	hs := c.Helpers[fn]
 	if fn.Pkg() != p.Pkg && p.Helper != nil {
-		hs = p.Helper(fn)
+		// Another package's, as its fact carries it: without the
+		// template as a type, which only a driver keeping facts in memory
+		// would have.
+		hs = slices.Clone(p.Helper(fn))
+		for i := range hs {
+			hs[i].tmpl = nil
+		}
 	}
 	var out []found
 	for _, h := range hs {

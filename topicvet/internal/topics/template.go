@@ -24,6 +24,17 @@ type Template struct {
 	Iface bool
 	Key   string // tmplKey: the key of a type without type parameters
 	Args  []*Template
+	// Methods are, for a tmplNamed interface, its methods, their
+	// signatures as templates; nil if one cannot be held (the interface
+	// then counts as receiving every type).
+	Methods []TemplateMethod
+}
+
+// A TemplateMethod is a method of an interface a Template names.
+type TemplateMethod struct {
+	Name            string // as methodKey writes it: unexported with its package path
+	Variadic        bool
+	Params, Results []*Template
 }
 
 const (
@@ -106,6 +117,9 @@ func templateOf(encl *types.Func, t types.Type) *Template {
 			if x.Args = sub(slices.Collect(t.TypeArgs().Types())...); x.Args == nil {
 				return nil
 			}
+		}
+		if it, ok := t.Underlying().(*types.Interface); ok {
+			x.Methods = methodTemplates(encl, it)
 		}
 		return x
 	}
@@ -228,6 +242,13 @@ func (x *Template) expand(args []types.Type) (key string, ti TypeInfo, ok bool) 
 		ti.Core = top.Path == CorePath
 		ti.Iface = top.Iface && top == x
 		ti.Unsure = !ti.Iface
+		if ti.Iface && x.Methods != nil {
+			// An interface's methods not known leave it none: it counts
+			// as receiving every type.
+			if ms, ok := methodKeys(x.Methods, args); ok {
+				ti.Methods = ms
+			}
+		}
 		if top == x && len(x.Args) > 0 {
 			ti.Origin = x.Path + "." + x.Name
 		}
@@ -318,5 +339,89 @@ func (x *Template) compose(args []*Template) *Template {
 		}
 		y.Args = append(y.Args, b)
 	}
+	if x.Methods != nil {
+		y.Methods = []TemplateMethod{}
+		for _, m := range x.Methods {
+			n := TemplateMethod{Name: m.Name, Variadic: m.Variadic}
+			for _, p := range m.Params {
+				if n.Params = append(n.Params, p.compose(args)); n.Params[len(n.Params)-1] == nil {
+					y.Methods = nil
+					return &y
+				}
+			}
+			for _, r := range m.Results {
+				if n.Results = append(n.Results, r.compose(args)); n.Results[len(n.Results)-1] == nil {
+					y.Methods = nil
+					return &y
+				}
+			}
+			y.Methods = append(y.Methods, n)
+		}
+	}
 	return &y
+}
+
+// methodTemplates are the methods of the interface it as templates; nil
+// if one cannot be held.
+func methodTemplates(encl *types.Func, it *types.Interface) []TemplateMethod {
+	var out []TemplateMethod
+	for m := range it.Methods() {
+		sig := m.Signature()
+		tm := TemplateMethod{Name: m.Name(), Variadic: sig.Variadic()}
+		if !m.Exported() && m.Pkg() != nil {
+			tm.Name = m.Pkg().Path() + "." + m.Name()
+		}
+		for v := range sig.Params().Variables() {
+			x := templateOf(encl, v.Type())
+			if x == nil {
+				return nil
+			}
+			tm.Params = append(tm.Params, x)
+		}
+		for v := range sig.Results().Variables() {
+			x := templateOf(encl, v.Type())
+			if x == nil {
+				return nil
+			}
+			tm.Results = append(tm.Results, x)
+		}
+		out = append(out, tm)
+	}
+	if len(out) == 0 {
+		return []TemplateMethod{} // none: not the nil of not known
+	}
+	return out
+}
+
+// methodKeys are the keys (methodKey) of the methods ms with the type
+// arguments args put in; ok is false if one cannot be made.
+func methodKeys(ms []TemplateMethod, args []types.Type) (keys []string, ok bool) {
+	for _, m := range ms {
+		var b strings.Builder
+		b.WriteString(m.Name)
+		tuple := func(ts []*Template, variadic bool) bool {
+			b.WriteByte('(')
+			for i, t := range ts {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				if variadic && i == len(ts)-1 {
+					b.WriteString("...")
+				}
+				k, _, ok := t.expandName(args)
+				if !ok {
+					return false
+				}
+				b.WriteString(k)
+			}
+			b.WriteByte(')')
+			return true
+		}
+		if !tuple(m.Params, m.Variadic) || !tuple(m.Results, false) {
+			return nil, false
+		}
+		keys = append(keys, b.String())
+	}
+	slices.Sort(keys)
+	return keys, true
 }

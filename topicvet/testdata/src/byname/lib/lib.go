@@ -5,6 +5,8 @@
 package lib
 
 import (
+	"context"
+
 	"github.com/seedaa7df82c/topic"
 
 	"byname/box"
@@ -37,3 +39,11 @@ func SendIface[T any](b *topic.Broker, v T) { b.Publish(Pair[T, interface{ M() }
 
 // Forward instantiates Send with its own type parameter: a helper too.
 func Forward[T any](b *topic.Broker, v T) { Send(b, []T{v}) }
+
+// Sink is an interface of a method of T.
+type Sink[T any] interface{ Put(T) }
+
+// Collect handles every value that can Put a T.
+func Collect[T any](b *topic.Broker) func() {
+	return b.Handle(func(context.Context, Sink[T]) error { return nil })
+}
