@@ -207,6 +207,10 @@ func ExampleStats() {
 	for range 3 {
 		<-ticks
 	}
+	// The export counts a value sent once NATS has taken it, which may
+	// be after the importer received it: Stop waits for the export's
+	// goroutines, so its counts are final.
+	exp.Stop()
 	s := exp.Stats()
 	fmt.Printf("export: sent %d, errors %d; importing bridge: received %d\n",
 		s.Sent, s.PublishErrors+s.EncodeErrors, in.Stats().Received)
