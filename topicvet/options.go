@@ -375,19 +375,10 @@ func sizeof(sizes types.Sizes, t types.Type) (size int64) {
 // isMethodExpr reports whether fun is a method expression, (*T).M, through
 // parentheses and an explicit instantiation.
 func isMethodExpr(info *types.Info, fun ast.Expr) bool {
-	for {
-		switch f := fun.(type) {
-		case *ast.ParenExpr:
-			fun = f.X
-		case *ast.IndexExpr:
-			fun = f.X
-		case *ast.IndexListExpr:
-			fun = f.X
-		case *ast.SelectorExpr:
-			sel, ok := info.Selections[f]
-			return ok && sel.Kind() == types.MethodExpr
-		default:
-			return false
-		}
+	f, ok := topics.CalleeExpr(fun).(*ast.SelectorExpr)
+	if !ok {
+		return false
 	}
+	sel, ok := info.Selections[f]
+	return ok && sel.Kind() == types.MethodExpr
 }

@@ -96,10 +96,10 @@ func RecvName(f *types.Func) string {
 	return ""
 }
 
-// CalleeIdent is the identifier that names the function of call, through
-// parentheses, explicit instantiation and a selector: the key of its
-// instance in types.Info.Instances. It is nil for a function value.
-func CalleeIdent(fun ast.Expr) *ast.Ident {
+// CalleeExpr is the expression that names the function of call, fun,
+// through parentheses and explicit instantiation: a selector, an
+// identifier, or another expression for a function value.
+func CalleeExpr(fun ast.Expr) ast.Expr {
 	for {
 		switch f := fun.(type) {
 		case *ast.ParenExpr:
@@ -108,14 +108,23 @@ func CalleeIdent(fun ast.Expr) *ast.Ident {
 			fun = f.X
 		case *ast.IndexListExpr:
 			fun = f.X
-		case *ast.SelectorExpr:
-			return f.Sel
-		case *ast.Ident:
-			return f
 		default:
-			return nil
+			return fun
 		}
 	}
+}
+
+// CalleeIdent is the identifier that names the function of call, through
+// parentheses, explicit instantiation and a selector: the key of its
+// instance in types.Info.Instances. It is nil for a function value.
+func CalleeIdent(fun ast.Expr) *ast.Ident {
+	switch f := CalleeExpr(fun).(type) {
+	case *ast.SelectorExpr:
+		return f.Sel
+	case *ast.Ident:
+		return f
+	}
+	return nil
 }
 
 // Callee is the generic origin of the function or method call names, nil if
