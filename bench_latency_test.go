@@ -67,19 +67,11 @@ func benchLatency(b *testing.B, m losslessMode, rate, n int) {
 		cs[i].lat, cs[i].base = new(hist.Histogram), base
 	}
 	publish, cleanup := m.start(b, &br, cs, latencyWindow)
-	period := time.Second / time.Duration(rate)
 	// The setup's garbage (the last run's channels and log) collected
 	// now, not in the middle of the measurement.
 	runtime.GC()
 	b.ResetTimer()
-	start := time.Since(base)
-	due := start
-	for range b.N {
-		due += period
-		pace.Wait(base, due)
-		publish(Value{A: int64(time.Since(base))})
-	}
-	end := time.Since(base)
+	start, end := pace.Run(b.N, rate, base, func(stamp int64) { publish(Value{A: stamp}) })
 	// Every value taken by every consumer, or counted lost.
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		taken := int64(0)

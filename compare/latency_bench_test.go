@@ -49,17 +49,9 @@ func latency(b *testing.B, lib compare.Lib, n, rate int) {
 		counters[i] = compare.NewLatencyCounter(int64(b.N), base)
 		bus.Subscribe(0, counters[i])
 	}
-	period := time.Second / time.Duration(rate)
 	runtime.GC() // the setup's garbage, now rather than while measuring
 	b.ResetTimer()
-	start := time.Since(base)
-	due := start
-	for range b.N {
-		due += period
-		pace.Wait(base, due)
-		publish(compare.Value{A: int64(time.Since(base))})
-	}
-	end := time.Since(base)
+	start, end := pace.Run(b.N, rate, base, func(stamp int64) { publish(compare.Value{A: stamp}) })
 	delivery(b, lib, bus, counters, base.Add(start))
 	b.StopTimer()
 	bus.Close()

@@ -25,3 +25,19 @@ func Wait(base time.Time, due time.Duration) {
 		}
 	}
 }
+
+// Run calls publish n times at rate a second, each call when it is due
+// (see Wait), with the time since base just before the call: the stamp a
+// latency is measured from. It returns when its first period began and
+// when the last call returned, as times since base.
+func Run(n, rate int, base time.Time, publish func(stamp int64)) (start, end time.Duration) {
+	period := time.Second / time.Duration(rate)
+	start = time.Since(base)
+	due := start
+	for range n {
+		due += period
+		Wait(base, due)
+		publish(int64(time.Since(base)))
+	}
+	return start, time.Since(base)
+}

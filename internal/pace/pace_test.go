@@ -18,3 +18,25 @@ func TestWaitReturnsNoSoonerThanDue(t *testing.T) {
 		}
 	}
 }
+
+// Run calls publish n times, the i-th no sooner than i periods after its
+// start, each with the time since base just before the call, and returns
+// a span that holds every call.
+func TestRunCallsEachPublicationWhenDue(t *testing.T) {
+	const n, rate = 20, 10000
+	base := time.Now()
+	var stamps []int64
+	start, end := Run(n, rate, base, func(stamp int64) { stamps = append(stamps, stamp) })
+	if len(stamps) != n {
+		t.Fatalf("%d calls, want %d", len(stamps), n)
+	}
+	period := time.Second / rate
+	for i, s := range stamps {
+		if due := start + time.Duration(i+1)*period; time.Duration(s) < due {
+			t.Errorf("call %d stamped %v, before its due %v", i, time.Duration(s), due)
+		}
+	}
+	if last := time.Duration(stamps[n-1]); last > end {
+		t.Errorf("the last call stamped %v, after the end %v", last, end)
+	}
+}
