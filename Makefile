@@ -56,9 +56,9 @@ BENCHDOC_TIME  = $(or $(TIME),300ms)
 TESTOUT  ?= $(DIST)
 # The tag that leaves out the thousand types of the sweep benchmarks
 # (bench_sweep_test.go): a minute of every build of the test package,
-# saved where they do not run: test, race, cover and staticcheck leave
-# them out; smoke runs the other benchmarks from cover's build and
-# type-checks the sweeps (go vet).
+# saved where they do not run: test, race, cover, stress and staticcheck
+# leave them out; smoke runs the other benchmarks from the build of
+# staticcheck and stress, and type-checks the sweeps (go vet).
 NOSWEEPS ?= -tags topic_nosweeps
 # race runs the tests -short: the stress tests run a fraction of their
 # rounds under the detector (which finds a race in any run where two
@@ -72,6 +72,11 @@ SHORT    ?= -short
 # vet to it (COVERVET); smoke vets the sweeps.
 VETALL   ?= -vet=all
 COVERVET ?= -vet=off
+# The coverage of the core and its ring: make cover's, and make race's with
+# RACECOVER=1 (make check), which measures it in the race detector's build
+# rather than build the tests a third time.
+coverflags = -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out
+RACECOVER ?=
 PROF     ?= cpu
 REV      ?=
 PORT     ?= 8080
@@ -98,7 +103,7 @@ eachof    = set -e; for m in $(1); do echo "== $$m"; (cd $$m && $(2)); done
 
 .PHONY: all test race cover report bench save stat table regress cpu mem flame top \
 	escape benchdoc lint vet build32 staticcheck fmt-check fuzz smoke demo browser check clean compare compare-smoke staticcheck-compare layout tools busy release-check \
-	vet-topics topic-graph
+	vet-topics topic-graph stress cover-total chromium
 
 all: check
 
@@ -108,8 +113,12 @@ $(DIST):
 test: ## run the tests of every module
 	$(call each,$(GO) test $(NOSWEEPS) $(call count) -run '$(RUN)' $(PKG))
 
-race: | $(DIST) ## the tests of every module but the harness and topicvet (see vet-topics) under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
-	@MODULES='$(RACEMODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
+race: | $(DIST) ## the tests of every module but the harness and topicvet (see vet-topics) under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/; RACECOVER=1 measures coverage as cover does, from the same build
+	@MODULES='$(RACEMODULES)' ROOTFLAGS='$(if $(RACECOVER),$(coverflags))' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
+	$(if $(RACECOVER),@$(MAKE) --no-print-directory cover-total)
+
+stress: | $(DIST) ## the tests of the core, its reference models and its ring run whole, without the race detector (which race runs them under, -short); in make check, from the build staticcheck left
+	@MODULES=. bash scripts/gotest stress $(TESTOUT) $(NOSWEEPS) -vet=off -run '$(RUN)' . ./internal/reference ./internal/ring
 
 busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core; each round's failed tests in dist/busy-N/
 	bash scripts/busy -n $(ROUNDS) $(MAKE) --no-print-directory race 'TESTOUT=$(DIST)/busy-$$(BUSY_ROUND)'
@@ -126,8 +135,11 @@ layout: ## fail if a module's go.mod replaces a module of this repository (it mu
 	@test -f go.work || { echo "go.work is missing"; exit 1; }
 	@for m in $(PUBLISHED); do cmp -s LICENSE $$m/LICENSE || { echo "$$m/LICENSE is missing or differs from LICENSE: each published module's zip carries it"; exit 1; }; done
 
-cover: | $(DIST) ## coverage of the core and its mechanisms by their tests and the reference's; fails under COVERMIN%; smoke reuses its build
-	@MODULES=. bash scripts/gotest cover $(TESTOUT) $(NOSWEEPS) $(COVERVET) -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out -run '$(RUN)' . ./internal/reference ./internal/ring
+cover: | $(DIST) ## coverage of the core and its mechanisms by their tests and the reference's; fails under COVERMIN%
+	@MODULES=. bash scripts/gotest cover $(TESTOUT) $(NOSWEEPS) $(COVERVET) $(coverflags) -run '$(RUN)' . ./internal/reference ./internal/ring
+	@$(MAKE) --no-print-directory cover-total
+
+cover-total: ## the total of the coverage profile dist/cover.out, into dist/cover.txt; fails under COVERMIN%
 	@$(GO) tool cover -func=$(DIST)/cover.out | tail -n 1 | tee $(DIST)/cover.txt
 	@awk -v min=$(COVERMIN) '{ sub(/%/, "", $$NF); if ($$NF + 0 < min) { print "coverage " $$NF "% is under " min "%"; exit 1 } }' $(DIST)/cover.txt
 
@@ -217,20 +229,24 @@ fmt-check: ## fail, listing them, if any Go file of the repository (tracked, or 
 fuzz: ## fuzz each target of FUZZ against its reference model for FUZZTIME (one build, internal/reference); FUZZMIN caps each minimization
 	set -e; cd internal/reference; for f in $(FUZZ); do $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .; done
 
-smoke: | $(DIST) ## every benchmark of every module once, so none rots, but the core's sweeps, which it type-checks; the core's from the build of make cover
+smoke: | $(DIST) ## every benchmark of every module once, so none rots, but the core's sweeps, which it type-checks; in make check, the core's from the build staticcheck left
 	$(GO) vet .
-	$(GO) test -c $(NOSWEEPS) -cover -coverpkg=$(COVERPKG) -o $(DIST)/smoke.test .
-	@rm -rf $(DIST)/smoke-cover && mkdir -p $(DIST)/smoke-cover
-	$(DIST)/smoke.test -test.run='^$$' -test.bench=. -test.benchtime=1x -test.gocoverdir=$(DIST)/smoke-cover
+	$(GO) test -c $(NOSWEEPS) -o $(DIST)/smoke.test .
+	$(DIST)/smoke.test -test.run='^$$' -test.bench=. -test.benchtime=1x
 	$(call eachof,$(LIBMODULES),$(GO) test -run '^$$' -bench . -benchtime=1x $$($(GO) list ./... | grep -vx '$(CORE)'))
 
 demo: ## run the demo program, then serve a busy broker's debug page on SERVE (127.0.0.1:PORT; PORT=0 a free port) until interrupted; SERVE= only runs it
 	$(GO) run ./cmd/topic-demo $(if $(SERVE),-serve $(SERVE))
 
-browser: | $(DIST) ## the demo's debug page in headless Chromium (Debian's chromium): its DOM checked, a screenshot in dist/debug-page.png
+browser: chromium | $(DIST) ## the demo's debug page in headless Chromium (Debian's chromium): its DOM checked, a screenshot in dist/debug-page.png
 	$(GO) vet -tags browser ./cmd/topic-demo
 	$(TOOL) staticcheck -tags browser ./cmd/topic-demo
 	$(GO) test -tags browser -count=1 -run '^TestDebugPageInBrowser$$' -v ./cmd/topic-demo
+
+chromium: ## install Debian's chromium, which make browser runs, when it is missing (with sudo when not root)
+	@command -v chromium >/dev/null || { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	chromium --version
 
 check: ## what CI runs: every step below, logs in dist/check/, a summary at the end
 	@bash scripts/check $(MAKE) $(DIST)
