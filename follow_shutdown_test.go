@@ -9,6 +9,7 @@ import (
 	"context"
 	"reflect"
 	"runtime"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -290,6 +291,49 @@ func TestABufferedRecordChannelFollowerRacingShutdownIsCountedOnce(t *testing.T)
 		}
 		if r.skipped > st.Lost.Skipped {
 			t.Fatalf("round %d: records tell %d skipped, counted %d", round, r.skipped, st.Lost.Skipped)
+		}
+	}
+}
+
+// Publications racing Shutdown count once for every follower, whatever
+// the moment each was frozen: a publication that loaded its route before
+// the seal used to append to the log after some followers had recorded
+// where it stood, and was then neither unread nor Closed for them, where
+// the followers frozen after it counted it. Each follower here reads
+// nothing, so each must count every publication: unread at the seal, or
+// Closed after it.
+func TestPublicationsRacingShutdownCountOnceForEveryFollower(t *testing.T) {
+	rounds := 200
+	if testing.Short() {
+		rounds = 40
+	}
+	const publishers, each, followers = 2, 500, 3
+	for round := range rounds {
+		var b topic.Broker
+		b.Retain[fsA](topic.Retention{Count: publishers * each})
+		for i := range followers {
+			b.Follow(topic.Name[fsA](string(rune('a' + i))))
+		}
+		var wg sync.WaitGroup
+		for range publishers {
+			wg.Go(func() {
+				for i := range each {
+					b.Publish(fsA{i})
+				}
+			})
+		}
+		for range round % 50 * 10 {
+			runtime.Gosched()
+		}
+		if err := b.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		for i := range followers {
+			st := fsStats[fsA](t, &b, string(rune('a'+i)))
+			if st.Matched != publishers*each || st.Lost.Closed != publishers*each {
+				t.Fatalf("round %d: follower %c matched %d, closed %d, of %d publications", round, 'a'+i, st.Matched, st.Lost.Closed, publishers*each)
+			}
 		}
 	}
 }

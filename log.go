@@ -29,7 +29,8 @@ type logCore struct {
 
 	// mu is the sequencing point and the log's tail, the offset of the
 	// next value (see seq). It is never held while a function of the
-	// user's runs, and nothing else is locked under it but Broker.mu.
+	// user's runs, and nothing else is locked under it but Broker.mu, and a
+	// follower's mu and its log's names.mu (see handoff).
 	mu   seq
 	last int64 // the time of the last value; guarded by mu
 	// slot is the ring's slot of the next value (offset tail), which the
@@ -38,6 +39,22 @@ type logCore struct {
 	// shared counts the publications in a row given the time last, up to
 	// clockMaxShared (see clock); guarded by mu.
 	shared int
+	// sealed is set by Shutdown before it seals the routes (see
+	// drain.seal), and routed is closed once it has: a publication that
+	// finds the log sealed appends nothing, waits for the sealed route and
+	// is counted there as one after the seal (see publishSealed). So each
+	// publication is either in the log, where the followers frozen after
+	// the seal count it, or on a sealed route, never both. Guarded by mu.
+	sealed bool
+	routed chan struct{}
+}
+
+// seal ends the log's appends (see sealed); routed is to be closed once
+// the routes are sealed.
+func (c *logCore) seal(routed chan struct{}) {
+	c.mu.Lock()
+	c.sealed, c.routed = true, routed
+	c.mu.Unlock()
 }
 
 // cacheLine is the size of a cache line on the machines this is tuned for:

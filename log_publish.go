@@ -11,8 +11,9 @@ import "unsafe"
 // and Record[T], so that each receives in offset order; then, having let
 // go of it, it runs the functions of the user's: OnLoss functions, and the
 // From sources and slow wildcard subscriptions the value reaches, which
-// receive it live. It returns v's offset.
-func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
+// receive it live. It returns v's offset, and false if Shutdown sealed the
+// log first: then v was counted as a publication after the seal.
+func (l *logOf[T]) publish(g *guard, e *entry, v T) (uint64, bool) {
 	// l.stamp(), inlined but for its clock reading (stamp is too long for
 	// the compiler to inline).
 	var now int64
@@ -28,6 +29,10 @@ func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
 	} else if !l.mu.tryLock() { // l.mu.Lock(), its first try inlined
 		l.mu.lockContended()
 	}
+	if l.sealed {
+		l.publishSealed(g, e, v)
+		return 0, false
+	}
 	off, nanos := l.appendLocked(v, now)
 	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].
 	r := (*route[T])(unsafe.Pointer(e.route.Load()))
@@ -40,10 +45,27 @@ func (l *logOf[T]) publish(g *guard, e *entry, v T) uint64 {
 		if r != nil && r.live {
 			sendLive(g, r, v, nil, true)
 		}
-		return off
+		return off, true
 	}
 	l.sendOrdered(g, e, r, rr, off, nanos, v)
-	return off
+	return off, true
+}
+
+// publishSealed is publish once Shutdown has sealed the log, with the
+// sequencing point held, which it lets go: v, whose publisher loaded the
+// route before the seal, goes the way of a publication after it, to the
+// sealed route that counts it Closed for each subscription, the followers
+// included, once Shutdown has stored it (see logCore.sealed).
+//
+//go:noinline
+func (l *logOf[T]) publishSealed(g *guard, e *entry, v T) {
+	routed := l.routed
+	l.mu.Unlock()
+	<-routed
+	// Safety: e is the entry of T; sealed, its route has no log.
+	if r := (*route[T])(unsafe.Pointer(e.route.Load())); r != nil {
+		deliver(g, e, r, v)
+	}
 }
 
 // sendOrdered is the rest of publish when there are subscriptions of T or

@@ -221,7 +221,7 @@ func (b *Broker) Append[T any](v T) (offset uint64, ok bool) {
 		b.Publish(v)    // counted as Closed
 		return 0, false // shut down since
 	}
-	return l.publish(t.guard, t.find(keyOf[T](), nil), v), true
+	return l.publish(t.guard, t.find(keyOf[T](), nil), v)
 }
 
 // logOf returns the log of T, or nil if T is not retained.

@@ -158,9 +158,10 @@ type editor interface {
 	// aloneLocked returns the publications the plain subscriptions of e's
 	// route counted as fullAlone, those it no longer lists included.
 	aloneLocked(e *entry) uint64
-	// sealLocked replaces every source of e's route by a closedSink, and
-	// drops the log: see drain.seal.
-	sealLocked(e *entry)
+	// sealLocked replaces every source of e's route by a closedSink, adds
+	// one for each of held, the sources of subscriptions kept off the
+	// route, and drops the log, in one route: see drain.seal.
+	sealLocked(e *entry, held []heldSource)
 	// countSealed offers v, of e's static type, a Record, to the closedSinks
 	// of e's sealed route that would have been sent it: not its interface
 	// sources, which are not sent records (see logOf.sendOrdered).
@@ -232,9 +233,10 @@ func (c closedRecords[T]) countRecord(g *guard, v T) {
 }
 
 // A sequencer publishes the values of a retained type T at its sequencing
-// point and returns the offset each gets.
+// point and returns the offset each gets, or false for one that came after
+// Shutdown sealed the log (see logCore.sealed).
 type sequencer[T any] interface {
-	publish(g *guard, e *entry, v T) uint64
+	publish(g *guard, e *entry, v T) (uint64, bool)
 }
 
 // An outlet is the channel of a subscription reached by a plain send.
@@ -426,7 +428,14 @@ func live[T any](outs []outlet[T]) func(func(int, *outlet[T]) bool) {
 	}
 }
 
-func (ed editorOf[T]) sealLocked(e *entry) {
+// A heldSource is the source, on an entry's route, of a subscription kept
+// off it (see Broker.held), and whether it is reached boxed (see decide).
+type heldSource struct {
+	src   source
+	boxed bool
+}
+
+func (ed editorOf[T]) sealLocked(e *entry, held []heldSource) {
 	old := ed.load(e)
 	var r route[T]
 	e.buried = 0 // the new route lists no outlet
@@ -440,6 +449,13 @@ func (ed editorOf[T]) sealLocked(e *entry) {
 		}
 		for _, t := range slices.Concat(old.boxed, old.boxedSlow) {
 			r.boxedSlow = append(r.boxedSlow, newBoxedOut(newClosedSink[T](t.boxedSource), e))
+		}
+	}
+	for _, h := range held {
+		if h.boxed {
+			r.boxedSlow = append(r.boxedSlow, newBoxedOut(newClosedSink[T](h.src), e))
+		} else {
+			r.typed = append(r.typed, newClosedSink[T](h.src))
 		}
 	}
 	if c := e.log.Load(); c != nil && c.rec != e { // the entry of T, not of Record[T]

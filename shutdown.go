@@ -461,6 +461,22 @@ func (d *drain) seal(err error) {
 		err = d.cutErr
 	}
 	b := d.b
+	// The logs first, outside mu, which a replay takes under a log's
+	// sequencing point: no publication appends to a log from now on, and
+	// one that finds it sealed waits for the sealed routes (see
+	// logCore.sealed). No Retain adds a log: the broker is closed.
+	b.mu.Lock()
+	var logs []*logCore
+	for _, e := range b.all {
+		if c := e.log.Load(); c != nil && c.rec != e { // the entry of T, not of Record[T]
+			logs = append(logs, c)
+		}
+	}
+	b.mu.Unlock()
+	routed := make(chan struct{})
+	for _, c := range logs {
+		c.seal(routed)
+	}
 	b.mu.Lock()
 	live := b.liveLocked()
 	final := live
@@ -476,6 +492,20 @@ func (d *drain) seal(err error) {
 	for _, s := range live {
 		s.sealLocked()
 	}
+	// The subscriptions kept off their type's route (followers, replays in
+	// flight) are routed as sinks, to count what would have reached them,
+	// in the sealed route itself: added after it, a publication that found
+	// the route sealed, without the log, and before them, would be counted
+	// neither by the follower's log nor by a sink.
+	held := make(map[*entry][]heldSource)
+	for s := range b.held {
+		srcs := s.sources()
+		if e := b.entryLocked(srcs[len(srcs)-1].key()); e != nil {
+			if src, boxed := decide(srcs, e); src != nil {
+				held[e] = append(held[e], heldSource{src, boxed})
+			}
+		}
+	}
 	// The entries of records first: a publication of a retained T between
 	// the seals of T and of Record[T] would find T's route sealed, with no
 	// log, and count its record on the route of Record[T] (countRecord),
@@ -485,19 +515,14 @@ func (d *drain) seal(err error) {
 	for _, records := range []bool{true, false} {
 		for _, e := range b.all {
 			if c := e.log.Load(); !e.iface && (c != nil && c.rec == e) == records {
-				e.edit.sealLocked(e)
+				e.edit.sealLocked(e, held[e])
+				delete(held, e)
 			}
 		}
 	}
-	// The subscriptions kept off their type's route (followers, replays in
-	// flight) are routed as sinks now, to count what would have reached
-	// them.
-	for s := range b.held {
-		srcs := s.sources()
-		if e := b.entryLocked(srcs[len(srcs)-1].key()); e != nil {
-			if src, boxed := decide(srcs, e); src != nil {
-				e.edit.addLocked(e, src, boxed) // as a closedSink: s is dead
-			}
+	for e, srcs := range held { // an interface's entry, which is not sealed
+		for _, h := range srcs {
+			e.edit.addLocked(e, h.src, h.boxed) // as a closedSink: its owner is dead
 		}
 	}
 	if t := b.table.Load(); t != nil {
@@ -518,6 +543,7 @@ func (d *drain) seal(err error) {
 	}
 	b.final = final
 	b.mu.Unlock()
+	close(routed)
 	// Where the followers' logs stood, now that they take no publication:
 	// what a follower has not read is lost (see sub.stats). Outside mu,
 	// which a replay takes under a log's sequencing point.
