@@ -189,8 +189,12 @@ func AckWait[T any](d time.Duration) Option[T] {
 // pace, like a Follower, instead of receiving what publishers send. A
 // channel follower is fed by a goroutine of its own, which waits for room in
 // the channel rather than lose a value: a slow receiver loses nothing while
-// the log keeps it. A handler follower reads what the log has for it, up to
-// 16 values at once, and calls its function with each in turn (those read
+// the log keeps it. Once it has read all there is, a channel follower of T
+// (not of Record[T], nor one with AckWait, nor of a type of RetainLatest)
+// is sent each new value by its publication, as a plain subscription is,
+// while its channel has room: its goroutine wakes only when the channel is
+// full, a Seek moves it, or it ends. A handler follower reads what the log
+// has for it, up to 16 values at once, and calls its function with each in turn (those read
 // are handled even if retention trims them meanwhile; a Seek drops the
 // rest): with Retry, a retry's back-off holds back at most those, and keeps
 // the values after them in the log, not in a queue, however long it takes.

@@ -31,7 +31,8 @@ type feed[V any] interface {
 	current() bool
 	lag() uint64
 	followerStats() *FollowerStats
-	taken() uint64 // the records read
+	sentWith(t *tally) uint64 // t, with what publications handed out (see handoff)
+	taken() uint64            // the records read
 	freeze()
 	unread() (skipped, unread uint64, ok bool)
 	probeWait(stop <-chan struct{}, probes <-chan chan probeResult, a answerer) error
@@ -197,6 +198,9 @@ func (f *follower[T]) nextRecords(stop <-chan struct{}, buf []Record[T]) (int, e
 		// A read that lost a race with a Seek may have filled buf before
 		// it read again and found nothing: keep no value while waiting.
 		clear(buf)
+		if f.h != nil && f.waitHanded() {
+			continue
+		}
 		if err := f.wait(stop); err != nil {
 			return 0, err
 		}
@@ -208,6 +212,9 @@ func (f *follower[T]) nextRecord(stop <-chan struct{}) (Record[T], error) {
 	for {
 		if f.read(f.buf[:]) == 1 {
 			return f.buf[0], nil
+		}
+		if f.h != nil && f.waitHanded() {
+			continue
 		}
 		if err := f.wait(stop); err != nil {
 			return Record[T]{}, err

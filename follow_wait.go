@@ -22,7 +22,7 @@ func (f *follower[T]) ready() bool {
 	l := f.l
 	tail := l.mu.tail()
 	switch {
-	case f.next() >= tail:
+	case f.readNext() >= tail:
 		return false
 	case l.limit.Age <= 0:
 		return true // the value at tail-1, the last published, is kept

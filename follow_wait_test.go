@@ -1,7 +1,8 @@
 package topic_test
 
-// How a follower waits: woken by each publication that finds it waiting,
-// and by nothing else: an idle follower, of any kind, costs no processor.
+// How a follower waits: woken by each publication that finds it waiting
+// (a channel follower's pump, caught up, is handed the value instead), and
+// by nothing else: an idle follower, of any kind, costs no processor.
 
 import (
 	"context"
@@ -90,7 +91,12 @@ func TestAnIdleFollowerIsNeverWoken(t *testing.T) {
 				}
 				publish(2)
 				for n, w := range wakes() {
-					if w == before[n] {
+					switch {
+					case n == "channel" && w != before[n]:
+						// Caught up, it is handed each value (see
+						// TestFollowACaughtUpChannelFollowerIsHandedValuesWithoutItsPump).
+						t.Errorf("the channel follower's pump was woken %d times by a publication its channel had room for", w-before[n])
+					case n != "channel" && w == before[n]:
 						t.Errorf("the %s follower was not woken by a publication: the count of wake-ups counts nothing", n)
 					}
 				}

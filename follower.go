@@ -60,6 +60,10 @@ type follower[T any] struct {
 	// sealed is where the follower and its log stood when Shutdown closed
 	// it (see freeze); nil until then.
 	sealed atomic.Pointer[sealPoint]
+	// h is the handoff of a channel follower that publications may send
+	// to directly (see handoff), nil for any other; set before its
+	// subscription is registered, never changed.
+	h *handoff[T]
 }
 
 // A sealPoint is where a follower's log stood when Shutdown closed the
@@ -150,6 +154,17 @@ func (f *follower[T]) seek(o uint64) {
 		a.seeks++
 		a.replayTo, a.owed = 0, a.owed[:0]
 		a.mu.Unlock()
+	} else if h := f.h; h != nil {
+		// Under the sequencing point: no publication hands the follower
+		// a value after the Seek, and its pump, which takes the handoff
+		// off the list under it too, sees the Seek before it goes back.
+		f.l.mu.Lock()
+		f.l.drop(h)
+		f.mu.Lock()
+		f.pos.Store(o)
+		f.seeks.Add(1)
+		f.mu.Unlock()
+		f.l.mu.Unlock()
 	} else {
 		f.mu.Lock()
 		f.pos.Store(o)
@@ -182,10 +197,20 @@ func (f *follower[T]) commit(o uint64) {
 	}
 }
 
-// next returns the offset the next read starts from, a re-read AckWait has
-// made due aside: the position, or, while a re-read runs, past what was
-// committed meanwhile (see start).
+// next returns the offset the next read starts from, as its observers
+// see it: past what publications handed the follower, if they do (see
+// handoff), which its reader has not yet moved the position past.
 func (f *follower[T]) next() uint64 {
+	if o, ok := f.handed(); ok {
+		return o
+	}
+	return f.readNext()
+}
+
+// readNext returns the offset the next read starts from, a re-read
+// AckWait has made due aside: the position, or, while a re-read runs,
+// past what was committed meanwhile (see start).
+func (f *follower[T]) readNext() uint64 {
 	a := f.ack
 	if a == nil {
 		return f.pos.Load()
@@ -293,6 +318,9 @@ func (f *follower[T]) taken() uint64 { return atomic.LoadUint64(&f.took) }
 
 func (f *follower[T]) followerStats() *FollowerStats {
 	st := &FollowerStats{Offset: f.next(), Committed: f.committed.Load()}
+	if o, ok := f.handed(); ok {
+		st.Committed = max(st.Committed, o) // drop commits what was handed out
+	}
 	if f.sealed.Load() == nil {
 		st.Lag = f.lag() // once sealed, what it has not read is lost: see sub.stats
 	}

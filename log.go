@@ -93,6 +93,9 @@ type logOf[T any] struct {
 	// clear them each time.
 	lost  lossBuffer[T]
 	rlost lossBuffer[Record[T]]
+	// hands are the channel followers that publications send to directly
+	// (see handoff). Guarded by mu.
+	hands []*handoff[T]
 }
 
 func newLog[T any](r Retention, rec *entry) *logOf[T] {

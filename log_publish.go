@@ -34,6 +34,9 @@ func (l *logOf[T]) publish(g *guard, e *entry, v T) (uint64, bool) {
 		return 0, false
 	}
 	off, nanos := l.appendLocked(v, now)
+	if len(l.hands) != 0 {
+		l.handOut(v)
+	}
 	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].
 	r := (*route[T])(unsafe.Pointer(e.route.Load()))
 	rr := (*route[Record[T]])(unsafe.Pointer(l.rec.route.Load()))

@@ -472,6 +472,8 @@ func (s *sub[T]) stats() SubscriptionStats {
 		if fd := s.opt.feed; fd != nil {
 			if s.opt.pumped == nil {
 				st.Sent = fd.taken() // what it read; a pump counts what it sent
+			} else {
+				st.Sent = fd.sentWith(&s.sent)
 			}
 			st.Follower = fd.followerStats()
 			if s.opt.pumped == nil {
