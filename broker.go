@@ -307,6 +307,7 @@ func (b *Broker) subscribeFollower[T any](s *sub[T], c *config[T], h func(*sub[T
 	s.opt.feed, s.opt.follower = e.replay.(feedMaker[T]).newFeed(st, s.skip)
 	if c.follow == followChannel && h == nil {
 		s.opt.pumped = make(chan struct{})
+		s.opt.feed.holdName() // until the pump, or what stands for it, ends
 		// A channel follower of values, which reads every one in order,
 		// is handed them by the publications once caught up (see handoff);
 		// not one of records, which its log's values are not, nor one
@@ -317,6 +318,7 @@ func (b *Broker) subscribeFollower[T any](s *sub[T], c *config[T], h func(*sub[T
 	}
 	if _, ok := b.register(s, s.sources(), c, h, true); !ok {
 		s.opt.feed.end()
+		s.opt.feed.freeName()
 		return nil, nil
 	}
 	switch {
@@ -325,6 +327,7 @@ func (b *Broker) subscribeFollower[T any](s *sub[T], c *config[T], h func(*sub[T
 	case s.opt.pumped != nil && s.dead.Load():
 		// Cancelled already (a Context done, or Shutdown): closed at once,
 		// as any subscription, with no pump to start.
+		s.opt.feed.freeName()
 		close(s.ch)
 		close(s.opt.pumped)
 	case s.opt.pumped != nil:

@@ -38,6 +38,8 @@ type feed[V any] interface {
 	probeWait(stop <-chan struct{}, probes <-chan chan probeResult, a answerer) error
 	quitting() <-chan struct{}
 	end()
+	holdName()
+	freeName()
 }
 
 // An answerer answers the drain's probes for a follower that waits: its
@@ -189,7 +191,9 @@ func (f *follower[T]) batch(n int) []Record[T] {
 }
 
 // nextRecords waits for the next record, then reads it and those readable
-// after it into buf, and returns how many it read.
+// after it into buf, and returns how many it read; or none, if it waited
+// while publications handed values to the follower's channel (see
+// handoff): the room its pump had for buf may be gone.
 func (f *follower[T]) nextRecords(stop <-chan struct{}, buf []Record[T]) (int, error) {
 	for {
 		if n := f.read(buf); n > 0 {
@@ -199,7 +203,7 @@ func (f *follower[T]) nextRecords(stop <-chan struct{}, buf []Record[T]) (int, e
 		// it read again and found nothing: keep no value while waiting.
 		clear(buf)
 		if f.h != nil && f.waitHanded() {
-			continue
+			return 0, nil
 		}
 		if err := f.wait(stop); err != nil {
 			return 0, err

@@ -118,6 +118,25 @@ func (f *follower[T]) handed() (o uint64, ok bool) {
 	return h.from + h.n, h.on
 }
 
+// committedHanded returns the committed offset and, if the follower has
+// a handoff on the list, the position past what it was handed, which
+// counts as committed (handed is true); read under the sequencing point,
+// where drop commits what was handed out.
+func (f *follower[T]) committedHanded() (committed, o uint64, handed bool) {
+	h := f.h
+	if h == nil {
+		return f.committed.Load(), 0, false
+	}
+	f.l.mu.Lock()
+	defer f.l.mu.Unlock()
+	committed = f.committed.Load()
+	if h.on {
+		o = h.from + h.n
+		committed = max(committed, o)
+	}
+	return committed, o, h.on
+}
+
 // sentWith returns t, the count of what the follower's subscription was
 // sent, with what the publications handed out and drop has not yet
 // counted: the two are read together, under the sequencing point, as drop

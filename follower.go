@@ -64,6 +64,9 @@ type follower[T any] struct {
 	// to directly (see handoff), nil for any other; set before its
 	// subscription is registered, never changed.
 	h *handoff[T]
+	// pumped: its pump frees its name (see holdName); set before its
+	// subscription is registered, never changed.
+	pumped bool
 }
 
 // A sealPoint is where a follower's log stood when Shutdown closed the
@@ -292,7 +295,8 @@ func (f *follower[T]) unread() (skipped, unread uint64, ok bool) {
 }
 
 // end releases the follower, once, when its subscription is cancelled or
-// closed: it quits, and its name is free.
+// closed: it quits, and its name is free, but that of a channel follower,
+// which its pump frees once it has committed what it sent (see freeName).
 func (f *follower[T]) end() {
 	if f.ended.Swap(true) {
 		return
@@ -306,9 +310,25 @@ func (f *follower[T]) end() {
 		}
 		a.mu.Unlock()
 	}
+	if !f.pumped {
+		f.freeName()
+	}
+}
+
+// holdName keeps the follower's name, once it ends, until freeName: the
+// name of a channel follower, whose pump commits what the channel took
+// (what publications handed it included, see handoff) after the end, and
+// frees it then, so that a follower started again under the name resumes
+// after it. Called before its subscription is registered.
+func (f *follower[T]) holdName() { f.pumped = true }
+
+// freeName frees the follower's name, if it has one and still holds it.
+func (f *follower[T]) freeName() {
 	if d := f.named; d != nil {
 		f.l.names.mu.Lock()
-		d.live = nil
+		if d.live == seeker(f) {
+			d.live = nil
+		}
 		f.l.names.mu.Unlock()
 	}
 }
@@ -317,10 +337,16 @@ func (f *follower[T]) end() {
 func (f *follower[T]) taken() uint64 { return atomic.LoadUint64(&f.took) }
 
 func (f *follower[T]) followerStats() *FollowerStats {
-	st := &FollowerStats{Offset: f.next(), Committed: f.committed.Load()}
-	if o, ok := f.handed(); ok {
-		st.Committed = max(st.Committed, o) // drop commits what was handed out
+	// The committed offset first: a commit follows the move of the
+	// position past what it commits, so it is not ahead of the offset
+	// read after it. What was handed out is both, read at once with the
+	// committed offset, under the lock of drop, which commits it: once
+	// off the list, the offset read is not behind it.
+	c, o, handed := f.committedHanded()
+	if !handed {
+		o = f.readNext()
 	}
+	st := &FollowerStats{Offset: o, Committed: c}
 	if f.sealed.Load() == nil {
 		st.Lag = f.lag() // once sealed, what it has not read is lost: see sub.stats
 	}

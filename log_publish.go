@@ -35,6 +35,9 @@ func (l *logOf[T]) publish(g *guard, e *entry, v T) (uint64, bool) {
 	}
 	off, nanos := l.appendLocked(v, now)
 	if len(l.hands) != 0 {
+		// A follower that receives v may read the log at once: publish
+		// v's offset before it is handed out (as sendOrdered does).
+		l.mu.publish()
 		l.handOut(v)
 	}
 	// Safety: e is the entry of T (see Publish); l.rec that of Record[T].

@@ -197,6 +197,7 @@ func (s *sub[T]) pump() {
 	// even one that calls runtime.Goexit): Shutdown and cancel wait for
 	// pumped, but not when the pump itself calls them (see pumpID).
 	defer func() {
+		s.opt.feed.freeName() // after its last commit (see holdName)
 		close(s.ch)
 		s.b.running.Add(-1)
 		close(s.opt.pumped)
@@ -205,9 +206,11 @@ func (s *sub[T]) pump() {
 	quit := fd.quitting()
 	// While the channel has room, the pump sends as many values at once
 	// as it has room for (up to followBatch), read in one read, and commits
-	// once for all: its sends never wait. Only the pump sends on s.ch and
-	// only receivers take from it, so the room it sees can only grow until
-	// it sends. With no room it reads one value and waits for room, or
+	// once for all: its sends never wait. Only the pump sends on s.ch, or
+	// publications while it waits for them to (see handoff), after which
+	// its read returns nothing and it looks at the room again; only
+	// receivers take from it: so the room it sees can only grow until it
+	// sends. With no room it reads one value and waits for room, or
 	// for the end: at most one value is in its hands while it waits, as
 	// when it read one at a time, so an AckWait re-read, a Seek or a
 	// Shutdown finds what it found then. A read may run the OnLoss
