@@ -108,7 +108,7 @@
 // sent to: it keeps an offset and reads every value from there on, in offset
 // order, so a slow follower loses nothing while the log keeps it, and a
 // publication does no work for it beyond waking it if it waits (or sending
-// to a caught-up channel follower's channel, if it has room). It comes in
+// to the channel of a channel follower whose receiver keeps up). It comes in
 // three forms: Broker.Follow (pull: Read, Next, Seek, Commit), and the
 // Follow option of Subscribe (a channel fed by a goroutine that waits for
 // room) and of Handle (a handler that reads a few values at a time from the

@@ -192,14 +192,15 @@ func AckWait[T any](d time.Duration) Option[T] {
 // the log keeps it. Once it has read all there is, a channel follower of T
 // (not of Record[T], nor one with AckWait, nor of a type of RetainLatest)
 // is sent each new value by its publication, as a plain subscription is,
-// while its channel has room: its goroutine wakes only when the channel is
-// full, a Seek moves it, or it ends. A handler follower reads what the log
-// has for it, up to 16 values at once, and calls its function with each in turn (those read
-// are handled even if retention trims them meanwhile; a Seek drops the
-// rest): with Retry, a retry's back-off holds back at most those, and keeps
-// the values after them in the log, not in a queue, however long it takes.
-// Replay,
-// Name, AckWait (with a Name), OnLoss and Context apply as to Broker.Follow;
+// while its receiver keeps up (its channel is empty when the value comes):
+// its goroutine wakes only when the receiver falls behind, a Seek moves
+// it, or it ends, and then sends what the log has in batches. A handler
+// follower reads what the log has for it, up to 16 values at once, and
+// calls its function with each in turn (those read are handled even if
+// retention trims them meanwhile; a Seek drops the rest): with Retry, a
+// retry's back-off holds back at most those, and keeps the values after
+// them in the log, not in a queue, however long it takes. Replay, Name,
+// AckWait (with a Name), OnLoss and Context apply as to Broker.Follow;
 // Buffer sets a channel follower's capacity (one by default). From and
 // Overflow make Subscribe and Handle panic. Subscribe and Handle panic if
 // the type is not retained.

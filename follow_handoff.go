@@ -8,7 +8,8 @@ package topic
 // A handoff is a channel follower's place in its log's list of those the
 // publications send to directly. Its pump puts it there when a read finds
 // nothing more, and waits; it leaves the list on the first publication
-// that finds the channel full, on a Seek, or at the follower's end, and
+// that finds a value still in the channel (its receiver has fallen
+// behind) or the channel full, on a Seek, or at the follower's end, and
 // its pump reads the log again from where the hand-off stopped.
 //
 // Invariant: while the handoff is on the list, its pump does not read, and
@@ -29,22 +30,29 @@ type handoff[T any] struct {
 }
 
 // handOut sends v, just appended, to the channel of each follower on the
-// list, with the sequencing point held; one whose channel is full leaves
-// the list, and its pump is woken to read v and what follows from the log.
-// A send never waits, and never meets a closed channel: a pump closes its
-// channel once its follower has quit, after it took its handoff off the
-// list (see waitHanded).
+// list, with the sequencing point held. One whose receiver has fallen
+// behind (its channel holds a value) or whose channel is full leaves the
+// list, and its pump is woken to read v and what follows from the log: a
+// hand-off is for a receiver that keeps up, whose next value is due at
+// once; one that does not is better served by its pump, which sends
+// what the log has in batches, and wakes it less often. A send never
+// waits, and never meets a closed channel: a pump closes its channel once
+// its follower has quit, after it took its handoff off the list (see
+// waitHanded).
 func (l *logOf[T]) handOut(v T) {
 	for i := 0; i < len(l.hands); {
 		h := l.hands[i]
-		select {
-		case h.ch <- v:
-			h.n++
-			i++
-		default:
-			l.drop(h) // moves the last of the list to i
-			h.f.poke()
+		if len(h.ch) == 0 {
+			select {
+			case h.ch <- v:
+				h.n++
+				i++
+				continue
+			default:
+			}
 		}
+		l.drop(h) // moves the last of the list to i
+		h.f.poke()
 	}
 }
 
@@ -93,7 +101,7 @@ func (f *follower[T]) waitHanded() bool {
 	if !ok {
 		return false
 	}
-	// Woken by the publication that dropped it (a full channel), a Seek
+	// Woken by the publication that dropped it (see handOut), a Seek
 	// or the follower's end (end pokes after it sets ended), or by a poke
 	// left from an earlier wait: any of them takes it off the list, if it
 	// is still on it, and the pump looks again.

@@ -439,23 +439,35 @@ func TestFollowADurableHandedFollowerResumesAfterWhatItsChannelTook(t *testing.T
 		var b topic.Broker
 		b.Retain[hoVal](topic.Retention{Count: 64})
 		ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("d"), topic.Buffer[hoVal](8))
-		synctest.Wait()
-		for i := range 5 {
-			b.Publish(hoVal{i}) // handed: in the channel
+		next := 0
+		for round := range 4 {
+			synctest.Wait() // caught up: handed values
+			for range round {
+				b.Publish(hoVal{next}) // handed, then received
+				if v := <-ch; v.N != next {
+					t.Fatalf("round %d: received %d, want %d", round, v.N, next)
+				}
+				next++
+			}
+			synctest.Wait()
+			b.Publish(hoVal{next}) // handed, and left in the channel
+			next++
+			cancel()
+			n := 0
+			for range ch { // what the channel took, closed
+				n++
+			}
+			if n != 1 {
+				t.Fatalf("round %d: %d values in the channel at its close, want 1", round, n)
+			}
+			b.Publish(hoVal{next})
+			ch, cancel = b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("d"), topic.Buffer[hoVal](8))
+			if v := <-ch; v.N != next {
+				t.Fatalf("round %d: resumed at %d, want %d", round, v.N, next)
+			}
+			next++
 		}
-		<-ch // one received, four queued: all taken by the channel
 		cancel()
-		b.Publish(hoVal{5})
-		ch, cancel = b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("d"), topic.Buffer[hoVal](8))
-		defer cancel()
-		if v := <-ch; v.N != 5 {
-			t.Errorf("resumed at %d, want 5", v.N)
-		}
-		synctest.Wait()
-		b.Publish(hoVal{6})
-		if v := <-ch; v.N != 6 {
-			t.Errorf("received %d, want 6", v.N)
-		}
 	})
 }
 
@@ -750,4 +762,49 @@ func TestFollowADurableFollowerRestartedAfterItsContextEndsResumesAfterWhatItsCh
 	if len(dup) > 0 {
 		t.Errorf("%d restarts resumed before what the old channel took: %v", len(dup), dup[:min(len(dup), 5)])
 	}
+}
+
+// A hand-off is for a receiver that keeps up: a publication that finds a
+// value still in the channel, though it has room, leaves it and those
+// after it to the pump, which sends them in order; caught up again, the
+// follower is handed values again.
+func TestFollowAReceiverThatFallsBehindGoesBackToThePump(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[hoVal](topic.Retention{Count: 64})
+		ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("h"), topic.Buffer[hoVal](8))
+		defer cancel()
+		synctest.Wait() // caught up: handed values
+		w := topic.Wakes[hoVal](&b, "h")
+		b.Publish(hoVal{0}) // handed: the channel was empty
+		synctest.Wait()
+		if d := topic.Wakes[hoVal](&b, "h") - w; d != 0 {
+			t.Fatalf("the pump was woken %d times by a value handed to an empty channel", d)
+		}
+		b.Publish(hoVal{1}) // the receiver has not taken 0: to the pump
+		b.Publish(hoVal{2})
+		synctest.Wait()
+		if d := topic.Wakes[hoVal](&b, "h") - w; d != 1 {
+			t.Fatalf("the pump was woken %d times by a receiver fallen behind, want once", d)
+		}
+		for want := range 3 {
+			if v := <-ch; v.N != want {
+				t.Fatalf("received %d, want %d", v.N, want)
+			}
+		}
+		synctest.Wait() // the pump has caught up again, and waits
+		w = topic.Wakes[hoVal](&b, "h")
+		b.Publish(hoVal{3})
+		if v := <-ch; v.N != 3 {
+			t.Fatalf("received %d, want 3", v.N)
+		}
+		synctest.Wait()
+		if d := topic.Wakes[hoVal](&b, "h") - w; d != 0 {
+			t.Fatalf("caught up again, the pump was woken %d times", d)
+		}
+		st := handoffStats(t, &b)
+		if st.Sent != 4 || st.Follower.Committed != 4 || st.Lost != (topic.Lost{}) {
+			t.Errorf("sent %d, committed %d, lost %+v; want 4, 4, none", st.Sent, st.Follower.Committed, st.Lost)
+		}
+	})
 }
