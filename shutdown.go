@@ -52,7 +52,10 @@ import (
 // it is lost, and counted in its Subscriptions entry (not told to OnLoss)
 // from where the log stood then: Skipped what retention had trimmed before
 // the follower reached it, and the rest Closed, or Discarded for a handler
-// follower, as a handler's queue; its Lag is then zero. After Shutdown,
+// follower, as a handler's queue; its Lag is then zero. A publication of a
+// retained type that races the close may wait for it (no longer than
+// Shutdown takes to close the subscriptions, never for a subscriber), to
+// be counted once: in the log, or as Closed. After Shutdown,
 // Subscriptions returns the final counts of the subscriptions Shutdown
 // closed, and of the handlers it waited for, stopped ones included (after
 // a Shutdown cut short, once Settle has returned nil); Read returns
