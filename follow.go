@@ -214,8 +214,8 @@ func AckWait[T any](d time.Duration) Option[T] {
 // exactly where its receiver stopped should have a Buffer of zero, which
 // sends and commits one value at a time). Its name is taken until its
 // channel is closed, however it was cancelled (by a Context, or Shutdown):
-// until then, a follower started under the name panics. A handler commits once its function returned nil,
-// or the value is dead-lettered or lost. Broker.Seek moves a named one. A
+// until then, a follower started under the name panics. A handler commits
+// once its function returned nil, or the value is dead-lettered or lost. Broker.Seek moves a named one. A
 // handler follower's queue is the log: a stop with DiscardOnStop (or a
 // Shutdown whose context ends) discards the value in hand, and leaves the
 // values after it in the log, uncommitted (those it had read and not yet

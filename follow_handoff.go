@@ -117,13 +117,8 @@ func (f *follower[T]) waitHanded() bool {
 // past the values handed out: ok is false if it has none, or it is not on
 // the list (then the position is f.pos).
 func (f *follower[T]) handed() (o uint64, ok bool) {
-	h := f.h
-	if h == nil {
-		return 0, false
-	}
-	f.l.mu.Lock()
-	defer f.l.mu.Unlock()
-	return h.from + h.n, h.on
+	_, o, ok = f.committedHanded()
+	return o, ok
 }
 
 // committedHanded returns the committed offset and, if the follower has

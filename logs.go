@@ -35,6 +35,17 @@ func (st LogStats) MarshalJSON() ([]byte, error) {
 	}{typeName(st.Type), st.Retention.Count, st.Retention.Age.String(), st.Retention.NoTime, st.Keyed, st.Oldest, st.Next, st.Kept})
 }
 
+// logsLocked returns the log of every retained type, with mu held.
+func (b *Broker) logsLocked() []*logCore {
+	var logs []*logCore
+	for _, e := range b.all {
+		if c := e.log.Load(); c != nil && c.rec != e { // the entry of T, not of Record[T]
+			logs = append(logs, c)
+		}
+	}
+	return logs
+}
+
 // Logs returns a snapshot of the log of every retained type, ordered by
 // type (as printed); none after Shutdown.
 //
@@ -50,11 +61,7 @@ func (b *Broker) Logs() []LogStats {
 	b.mu.Lock()
 	var logs []*logCore
 	if !b.closed {
-		for _, e := range b.all {
-			if c := e.log.Load(); c != nil && c.rec != e { // the entry of T, not of Record[T]
-				logs = append(logs, c)
-			}
-		}
+		logs = b.logsLocked()
 	}
 	b.mu.Unlock()
 	out := make([]LogStats, len(logs))

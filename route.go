@@ -331,11 +331,7 @@ func (ed editorOf[T]) addLocked(e *entry, src source, boxed bool) {
 	case src.owner().isDead():
 		// Closed by Shutdown: routed as a sink (a cancelled subscription
 		// is never routed again).
-		if boxed {
-			r.boxedSlow = append(r.boxedSlow, newBoxedOut(newClosedSink[T](src), e))
-		} else {
-			r.typed = append(r.typed, newClosedSink[T](src))
-		}
+		r.addClosedSink(e, src, boxed)
 	case boxed && src.slow():
 		r.boxedSlow = append(r.boxedSlow, newBoxedOut(src.(boxedSource), e))
 	case boxed:
@@ -349,6 +345,16 @@ func (ed editorOf[T]) addLocked(e *entry, src source, boxed bool) {
 		r.typed = append(r.typed, src.(typedSource[T]))
 	}
 	ed.store(e, &r)
+}
+
+// addClosedSink lists a closedSink of src, the source of a subscription
+// Shutdown closed, on r, the route of e: reached boxed or not (see decide).
+func (r *route[T]) addClosedSink(e *entry, src source, boxed bool) {
+	if boxed {
+		r.boxedSlow = append(r.boxedSlow, newBoxedOut(newClosedSink[T](src), e))
+	} else {
+		r.typed = append(r.typed, newClosedSink[T](src))
+	}
 }
 
 func (ed editorOf[T]) removeLocked(e *entry, s subscriber) {
@@ -452,11 +458,7 @@ func (ed editorOf[T]) sealLocked(e *entry, held []heldSource) {
 		}
 	}
 	for _, h := range held {
-		if h.boxed {
-			r.boxedSlow = append(r.boxedSlow, newBoxedOut(newClosedSink[T](h.src), e))
-		} else {
-			r.typed = append(r.typed, newClosedSink[T](h.src))
-		}
+		r.addClosedSink(e, h.src, h.boxed)
 	}
 	if c := e.log.Load(); c != nil && c.rec != e { // the entry of T, not of Record[T]
 		r.records = closedRecords[T]{c.rec}

@@ -469,12 +469,7 @@ func (d *drain) seal(err error) {
 	// one that finds it sealed waits for the sealed routes (see
 	// logCore.sealed). No Retain adds a log: the broker is closed.
 	b.mu.Lock()
-	var logs []*logCore
-	for _, e := range b.all {
-		if c := e.log.Load(); c != nil && c.rec != e { // the entry of T, not of Record[T]
-			logs = append(logs, c)
-		}
-	}
+	logs := b.logsLocked()
 	b.mu.Unlock()
 	routed := make(chan struct{})
 	for _, c := range logs {
