@@ -308,13 +308,7 @@ func (b *Broker) subscribeFollower[T any](s *sub[T], c *config[T], h func(*sub[T
 	if c.follow == followChannel && h == nil {
 		s.opt.pumped = make(chan struct{})
 		s.opt.feed.holdName() // until the pump, or what stands for it, ends
-		// A channel follower of values, which reads every one in order,
-		// is handed them by the publications once caught up (see handoff);
-		// not one of records, which its log's values are not, nor one
-		// whose reads AckWait re-reads, or whose log keeps one per key.
-		if f, ok := s.opt.follower.(*follower[T]); ok && f.ack == nil && f.l.keyed == nil {
-			f.h = &handoff[T]{ch: s.ch, f: f, sent: &s.sent}
-		}
+		s.opt.feed.handOffTo(s.ch, &s.sent)
 	}
 	if _, ok := b.register(s, s.sources(), c, h, true); !ok {
 		s.opt.feed.end()

@@ -40,6 +40,13 @@ type feed[V any] interface {
 	end()
 	holdName()
 	freeName()
+	// handOffTo lets publications send to ch, a channel follower's, once
+	// it is caught up (see handoff), if they can. Called before its
+	// subscription is registered. (A method of the feed, not a type
+	// assertion in Broker.subscribeFollower, which every subscribed type
+	// instantiates: the follower's code is compiled only for types that
+	// are retained.)
+	handOffTo(ch chan V, sent *tally)
 }
 
 // An answerer answers the drain's probes for a follower that waits: its
@@ -66,6 +73,19 @@ type (
 	valueFeed[T any]  struct{ *follower[T] }
 	recordFeed[T any] struct{ *follower[T] }
 )
+
+// handOffTo: a channel follower of values, which reads every one in order,
+// is handed them by the publications once caught up; not one whose reads
+// AckWait re-reads, or whose log keeps one per key.
+func (f valueFeed[T]) handOffTo(ch chan T, sent *tally) {
+	if f.ack == nil && f.l.keyed == nil {
+		f.h = &handoff[T]{ch: ch, f: f.follower, sent: sent}
+	}
+}
+
+// handOffTo: a follower of records is not handed them, which its log's
+// values are not.
+func (f recordFeed[T]) handOffTo(chan Record[T], *tally) {}
 
 func (f valueFeed[T]) handOut(i int) (T, uint64) {
 	bump(&f.took, 1)
