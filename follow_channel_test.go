@@ -392,7 +392,12 @@ type fcBig struct{ P *[256]byte }
 // follower meanwhile. A follower moved far ahead, waiting, must not pin
 // values its log has trimmed.
 func TestFollowChannelFollowerKeepsNoValuesASeekDropped(t *testing.T) {
-	const batches, per, n = 5, 300, 32
+	const per, n = 300, 32
+	// Under -short (make race) two batches: make stress runs all five.
+	batches := 5
+	if testing.Short() {
+		batches = 2
+	}
 	type round struct {
 		b      *topic.Broker
 		ch     <-chan fcBig

@@ -253,7 +253,7 @@ func TestRingCopyIntoAcrossNameWraps(t *testing.T) {
 	for _, g := range sweep([]struct{ from, to int }{{8, 16}, {8, 9}, {16, 32}, {17, 34}, {100, 200}, {100, 150}, {512, 1000}, {1000, 2000}}) {
 		// The bounds where names wrap (2^47, 2^48, 2^63) and the end of
 		// uint64; the others of nameBounds add time under -race, not cases.
-		for _, b := range []uint64{1 << 47, 1 << 48, 1 << 63, math.MaxUint64 - 8000} {
+		for _, b := range sweep([]uint64{1 << 47, 1 << 48, 1 << 63, math.MaxUint64 - 8000}) {
 			for _, delta := range sweep([]int64{-int64(g.from) - 1, -int64(g.from) / 2, 0, 1, int64(g.from)/2 + 3, int64(g.from) + 5}) {
 				r := New[uint64](g.from)
 				to := b + uint64(delta)
