@@ -2,6 +2,7 @@ package topic_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/seedaa7df82c/topic"
@@ -145,24 +146,17 @@ func TestReadAllocatesOnlyItsResult(t *testing.T) {
 }
 
 // A replay costs the allocations of the subscription, whatever the number
-// of values it replays, for values and records alike.
+// of values it replays, for values and records alike. Each count is the
+// least of three measures: testing.AllocsPerRun counts the process's
+// allocations, and what goroutines another test left (ending handlers,
+// the collector's helpers) allocate meanwhile only ever adds to it.
 func TestReplayAllocatesNothingPerValue(t *testing.T) {
 	allocs := func(n int) (values, records float64) {
-		b := retainedBroker(n)
-		values = testing.AllocsPerRun(20, func() {
-			ch, cancel := b.Subscribe(topic.Buffer[retainPayload](n), topic.Replay[retainPayload](topic.Earliest()))
-			if len(ch) != n {
-				t.Fatalf("replayed %d values, want %d", len(ch), n)
-			}
-			cancel()
-		})
-		records = testing.AllocsPerRun(20, func() {
-			ch, cancel := b.Subscribe(topic.Buffer[topic.Record[retainPayload]](n), topic.Replay[topic.Record[retainPayload]](topic.Earliest()))
-			if len(ch) != n {
-				t.Fatalf("replayed %d records, want %d", len(ch), n)
-			}
-			cancel()
-		})
+		values, records = math.Inf(1), math.Inf(1)
+		for range 3 {
+			v, r := replayAllocs(t, n)
+			values, records = min(values, v), min(records, r)
+		}
 		return values, records
 	}
 	oneValue, oneRecord := allocs(1)
@@ -171,6 +165,27 @@ func TestReplayAllocatesNothingPerValue(t *testing.T) {
 		t.Errorf("replay of 1000: %v and %v allocations (values, records), want %v and %v as for one",
 			values, records, oneValue, oneRecord)
 	}
+}
+
+// replayAllocs measures the allocations of a subscription that replays the
+// n values of a retained type, as values and as records.
+func replayAllocs(t *testing.T, n int) (values, records float64) {
+	b := retainedBroker(n)
+	values = testing.AllocsPerRun(20, func() {
+		ch, cancel := b.Subscribe(topic.Buffer[retainPayload](n), topic.Replay[retainPayload](topic.Earliest()))
+		if len(ch) != n {
+			t.Fatalf("replayed %d values, want %d", len(ch), n)
+		}
+		cancel()
+	})
+	records = testing.AllocsPerRun(20, func() {
+		ch, cancel := b.Subscribe(topic.Buffer[topic.Record[retainPayload]](n), topic.Replay[topic.Record[retainPayload]](topic.Earliest()))
+		if len(ch) != n {
+			t.Fatalf("replayed %d records, want %d", len(ch), n)
+		}
+		cancel()
+	})
+	return values, records
 }
 
 // Following a retained value type allocates nothing per value: a
