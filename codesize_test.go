@@ -1,8 +1,6 @@
 package topic_test
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,22 +18,11 @@ import (
 // retains no type.
 func TestAnUnretainedTypeCompilesNoLogCode(t *testing.T) {
 	t.Parallel()
-	// go test puts the go command of the toolchain running the test first
-	// on PATH.
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("go command not found: %v", err)
-	}
 	bin := filepath.Join(t.TempDir(), "unretained")
-	env := append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=")
-	build := exec.Command(goCmd, "build", "-o", bin, "./testdata/unretained")
-	build.Env = env
-	if out, err := build.CombinedOutput(); err != nil {
+	if out, err := goCommand(t, "build", "-o", bin, "./testdata/unretained").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	nm := exec.Command(goCmd, "tool", "nm", bin)
-	nm.Env = env
-	out, err := nm.Output()
+	out, err := goCommand(t, "tool", "nm", bin).Output()
 	if err != nil {
 		t.Fatalf("go tool nm: %v", err)
 	}

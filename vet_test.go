@@ -12,15 +12,7 @@ import (
 // assignment and by passing it to a function taking a Broker by value.
 func TestGoVetReportsACopiedBroker(t *testing.T) {
 	t.Parallel()
-	// go test puts the go command of the toolchain running the test first
-	// on PATH.
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("go command not found: %v", err)
-	}
-	cmd := exec.Command(goCmd, "vet", "./testdata/copybroker")
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=")
-	out, err := cmd.CombinedOutput()
+	out, err := goCommand(t, "vet", "./testdata/copybroker").CombinedOutput()
 	if err == nil {
 		t.Fatalf("go vet accepted a copied Broker; output:\n%s", out)
 	}
@@ -33,4 +25,18 @@ func TestGoVetReportsACopiedBroker(t *testing.T) {
 			t.Errorf("go vet output lacks %q; output:\n%s", want, out)
 		}
 	}
+}
+
+// goCommand returns the go command of the toolchain running the test (go
+// test puts it first on PATH) with args, run with that toolchain and no
+// GOFLAGS of the caller's.
+func goCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go command not found: %v", err)
+	}
+	cmd := exec.Command(goCmd, args...)
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=")
+	return cmd
 }
