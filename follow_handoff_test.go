@@ -22,6 +22,12 @@ import (
 
 type hoVal struct{ N int }
 
+// hoFollow returns the options of a channel follower of hoVal named name,
+// with a channel of buffer values, and more.
+func hoFollow(name string, buffer int, more ...topic.Option[hoVal]) []topic.Option[hoVal] {
+	return append([]topic.Option[hoVal]{topic.Follow[hoVal](), topic.Name[hoVal](name), topic.Buffer[hoVal](buffer)}, more...)
+}
+
 // handoffStats returns the stats of the only subscription of b.
 func handoffStats(t *testing.T, b *topic.Broker) topic.SubscriptionStats {
 	t.Helper()
@@ -40,7 +46,7 @@ func TestFollowACaughtUpChannelFollowerIsHandedValuesWithoutItsPump(t *testing.T
 		synctest.Test(t, func(t *testing.T) {
 			var b topic.Broker
 			b.Retain[hoVal](topic.Retention{Count: 64})
-			ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("h"), topic.Buffer[hoVal](buffer))
+			ch, cancel := b.Subscribe(hoFollow("h", buffer)...)
 			defer cancel()
 			synctest.Wait() // the pump has read nothing and waits
 			before := topic.Wakes[hoVal](&b, "h")
@@ -89,7 +95,7 @@ func TestFollowAFullChannelFollowerGoesBackToItsPumpAndLosesNothing(t *testing.T
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
 		b.Retain[hoVal](topic.Retention{Count: 256})
-		ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("h"), topic.Buffer[hoVal](3))
+		ch, cancel := b.Subscribe(hoFollow("h", 3)...)
 		defer cancel()
 		synctest.Wait()
 		next := 0
@@ -134,7 +140,7 @@ func TestFollowASeekEndsTheHandOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
 		b.Retain[hoVal](topic.Retention{Count: 64})
-		ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("h"), topic.Buffer[hoVal](16))
+		ch, cancel := b.Subscribe(hoFollow("h", 16)...)
 		defer cancel()
 		expect := func(want ...int) {
 			t.Helper()
@@ -182,7 +188,7 @@ func TestFollowHandOffRacingCancelAndShutdown(t *testing.T) {
 		shutdown := round%2 == 1
 		var b topic.Broker
 		b.Retain[hoVal](topic.Retention{Count: 1 << 12})
-		ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("h"), topic.Buffer[hoVal](round%5))
+		ch, cancel := b.Subscribe(hoFollow("h", round%5)...)
 		// A follower that reads nothing: what Shutdown finds it has not
 		// read is what the log took.
 		all := b.Follow(topic.Name[hoVal]("all"))
@@ -246,7 +252,7 @@ func TestFollowCancelOfAFullChannelFollowerAfterAHandOffDoesNotWaitForItsReceive
 			synctest.Test(t, func(t *testing.T) {
 				var b topic.Broker
 				b.Retain[hoVal](topic.Retention{Count: 64})
-				ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("h"), topic.Buffer[hoVal](buffer))
+				ch, cancel := b.Subscribe(hoFollow("h", buffer)...)
 				synctest.Wait() // the pump has read nothing: on the hand-off list
 				for i := range buffer + 1 {
 					b.Publish(hoVal{i}) // the last finds the channel full
@@ -282,7 +288,7 @@ func TestFollowShutdownOfAFullChannelFollowerAfterAHandOffDoesNotWaitForItsRecei
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
 		b.Retain[hoVal](topic.Retention{Count: 64})
-		ch, _ := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("h"), topic.Buffer[hoVal](4))
+		ch, _ := b.Subscribe(hoFollow("h", 4)...)
 		synctest.Wait()
 		for i := range 10 {
 			b.Publish(hoVal{i})
@@ -316,7 +322,7 @@ func TestFollowTheContextOfAFullChannelFollowerAfterAHandOffEndsItsPump(t *testi
 		var b topic.Broker
 		b.Retain[hoVal](topic.Retention{Count: 64})
 		ctx, cancelCtx := context.WithCancel(context.Background())
-		ch, _ := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("h"), topic.Buffer[hoVal](3), topic.Context[hoVal](ctx))
+		ch, _ := b.Subscribe(hoFollow("h", 3, topic.Context[hoVal](ctx))...)
 		synctest.Wait()
 		for i := range 8 {
 			b.Publish(hoVal{i})
@@ -341,7 +347,7 @@ func TestFollowAHandedValueIsReadableWhenReceived(t *testing.T) {
 	b.Retain[hoVal](topic.Retention{Count: 1 << 16})
 	var chs []<-chan hoVal
 	for i := range followers {
-		ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal](fmt.Sprint("f", i)), topic.Buffer[hoVal](n+1))
+		ch, cancel := b.Subscribe(hoFollow(fmt.Sprint("f", i), n+1)...)
 		defer cancel()
 		chs = append(chs, ch)
 	}
@@ -379,7 +385,7 @@ func TestFollowHandOffStatsAreConsistentAndMonotone(t *testing.T) {
 	var b topic.Broker
 	const publishers, each = 2, 50000
 	b.Retain[hoVal](topic.Retention{Count: publishers * each}) // nothing trimmed: the receiver gets all
-	ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("h"), topic.Buffer[hoVal](8))
+	ch, cancel := b.Subscribe(hoFollow("h", 8)...)
 	defer cancel()
 	var wg sync.WaitGroup
 	for range publishers {
@@ -438,7 +444,7 @@ func TestFollowADurableHandedFollowerResumesAfterWhatItsChannelTook(t *testing.T
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
 		b.Retain[hoVal](topic.Retention{Count: 64})
-		ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("d"), topic.Buffer[hoVal](8))
+		ch, cancel := b.Subscribe(hoFollow("d", 8)...)
 		next := 0
 		for round := range 4 {
 			synctest.Wait() // caught up: handed values
@@ -461,7 +467,7 @@ func TestFollowADurableHandedFollowerResumesAfterWhatItsChannelTook(t *testing.T
 				t.Fatalf("round %d: %d values in the channel at its close, want 1", round, n)
 			}
 			b.Publish(hoVal{next})
-			ch, cancel = b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("d"), topic.Buffer[hoVal](8))
+			ch, cancel = b.Subscribe(hoFollow("d", 8)...)
 			if v := <-ch; v.N != next {
 				t.Fatalf("round %d: resumed at %d, want %d", round, v.N, next)
 			}
@@ -480,7 +486,7 @@ func TestFollowSeeksRacingPublicationsOfAHandedFollower(t *testing.T) {
 			const n = 20000
 			var b topic.Broker
 			b.Retain[hoVal](topic.Retention{Count: 1 << 15})
-			ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("s"), topic.Buffer[hoVal](buffer))
+			ch, cancel := b.Subscribe(hoFollow("s", buffer)...)
 			defer cancel()
 			var mu sync.Mutex
 			targets := map[int]bool{}
@@ -546,8 +552,8 @@ func TestFollowHandOffWithSmallRetentionAndASlowReceiver(t *testing.T) {
 		var b topic.Broker
 		b.Retain[hoVal](topic.Retention{Count: 4})
 		var skipped atomic.Uint64
-		ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("r"), topic.Buffer[hoVal](8),
-			topic.OnLoss[hoVal](func(l topic.Loss[hoVal]) { skipped.Add(l.Count) }))
+		ch, cancel := b.Subscribe(hoFollow("r", 8,
+			topic.OnLoss[hoVal](func(l topic.Loss[hoVal]) { skipped.Add(l.Count) }))...)
 		synctest.Wait()
 		prev, got, next := -1, 0, 0
 		for round := range 50 {
@@ -596,7 +602,7 @@ func TestFollowAHandedReceiverPublishesTheNextValue(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			var b topic.Broker
 			b.Retain[hoVal](topic.Retention{Count: 16})
-			ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("e"), topic.Buffer[hoVal](buffer))
+			ch, cancel := b.Subscribe(hoFollow("e", buffer)...)
 			defer cancel()
 			synctest.Wait()
 			done := make(chan struct{})
@@ -632,7 +638,7 @@ func TestFollowPublishersRacingShutdownWithHandedFollowers(t *testing.T) {
 			recv := make([]int, 3)
 			var rwg sync.WaitGroup
 			for i := range 3 {
-				ch, _ := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal](fmt.Sprint("c", i)), topic.Buffer[hoVal](i*2))
+				ch, _ := b.Subscribe(hoFollow(fmt.Sprint("c", i), i*2)...)
 				rwg.Go(func() {
 					for range ch {
 						recv[i]++
@@ -679,7 +685,7 @@ func TestFollowCancelRacingPublishersWithAStopStartReceiver(t *testing.T) {
 	for round := range 100 {
 		var b topic.Broker
 		b.Retain[hoVal](topic.Retention{Count: 1 << 12})
-		ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("x"), topic.Buffer[hoVal](round%3))
+		ch, cancel := b.Subscribe(hoFollow("x", round%3)...)
 		var wg sync.WaitGroup
 		for p := range 2 {
 			wg.Go(func() {
@@ -721,7 +727,7 @@ func TestFollowADurableFollowerRestartedAfterItsContextEndsResumesAfterWhatItsCh
 	var dup []string
 	for round := range 300 {
 		ctx, end := context.WithCancel(context.Background())
-		ch, _ := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("d"), topic.Buffer[hoVal](64), topic.Context[hoVal](ctx))
+		ch, _ := b.Subscribe(hoFollow("d", 64, topic.Context[hoVal](ctx))...)
 		for range 20 {
 			runtime.Gosched() // its pump reads what there is and waits, handed values
 		}
@@ -744,7 +750,7 @@ func TestFollowADurableFollowerRestartedAfterItsContextEndsResumesAfterWhatItsCh
 		for ch2 == nil { // as soon as the name is free
 			func() {
 				defer func() { _ = recover() }() // live still: try again
-				ch2, cancel2 = b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("d"), topic.Buffer[hoVal](64))
+				ch2, cancel2 = b.Subscribe(hoFollow("d", 64)...)
 			}()
 		}
 		last := <-done
@@ -772,7 +778,7 @@ func TestFollowAReceiverThatFallsBehindGoesBackToThePump(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
 		b.Retain[hoVal](topic.Retention{Count: 64})
-		ch, cancel := b.Subscribe(topic.Follow[hoVal](), topic.Name[hoVal]("h"), topic.Buffer[hoVal](8))
+		ch, cancel := b.Subscribe(hoFollow("h", 8)...)
 		defer cancel()
 		synctest.Wait() // caught up: handed values
 		w := topic.Wakes[hoVal](&b, "h")
