@@ -46,7 +46,7 @@ FUZZ     ?= FuzzBrokerMatchesReference FuzzLogMatchesReference
 COVERMIN ?= 95
 CORE      = github.com/seedaa7df82c/topic
 # The code the coverage counts: the core and its mechanisms under internal/.
-COVERPKG ?= $(CORE),$(CORE)/internal/ring
+COVERPKG ?= $(CORE),$(CORE)/internal/ring,$(CORE)/internal/queue
 RACECOUNT ?= -count=1
 ROUNDS   ?= 10
 BENCHDOC_COUNT = $(or $(COUNT),5)
@@ -118,7 +118,7 @@ race: | $(DIST) ## the tests of every module but the harness and topicvet (see v
 	$(if $(RACECOVER),@$(MAKE) --no-print-directory cover-total)
 
 stress: | $(DIST) ## the tests of the core, its reference models and its ring run whole, without the race detector (which race runs them under, -short); in make check, from the build staticcheck left
-	@MODULES=. bash scripts/gotest stress $(TESTOUT) $(NOSWEEPS) -vet=off -run '$(RUN)' . ./internal/reference ./internal/ring
+	@MODULES=. bash scripts/gotest stress $(TESTOUT) $(NOSWEEPS) -vet=off -run '$(RUN)' . ./internal/reference ./internal/ring ./internal/queue
 
 busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core; each round's failed tests in dist/busy-N/
 	bash scripts/busy -n $(ROUNDS) $(MAKE) --no-print-directory race 'TESTOUT=$(DIST)/busy-$$(BUSY_ROUND)'
@@ -136,7 +136,7 @@ layout: ## fail if a module's go.mod replaces a module of this repository (it mu
 	@for m in $(PUBLISHED); do cmp -s LICENSE $$m/LICENSE || { echo "$$m/LICENSE is missing or differs from LICENSE: each published module's zip carries it"; exit 1; }; done
 
 cover: | $(DIST) ## coverage of the core and its mechanisms by their tests and the reference's; fails under COVERMIN%
-	@MODULES=. bash scripts/gotest cover $(TESTOUT) $(NOSWEEPS) $(COVERVET) $(coverflags) -run '$(RUN)' . ./internal/reference ./internal/ring
+	@MODULES=. bash scripts/gotest cover $(TESTOUT) $(NOSWEEPS) $(COVERVET) $(coverflags) -run '$(RUN)' . ./internal/reference ./internal/ring ./internal/queue
 	@$(MAKE) --no-print-directory cover-total
 
 cover-total: ## the total of the coverage profile dist/cover.out, into dist/cover.txt; fails under COVERMIN%
