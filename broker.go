@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/seedaa7df82c/topic/internal/queue"
 )
 
 // A Broker routes published values to subscriptions by Go type.
@@ -224,7 +226,11 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 	if c.ackWaitSet {
 		panic("topic: AckWait is an option of a follower (Follow, Broker.Follow), with a Name")
 	}
-	s.ch = make(chan T, c.capacity)
+	if h != nil {
+		s.q = queue.New[T](c.capacity) // in place of a channel
+	} else {
+		s.ch = make(chan T, c.capacity)
+	}
 	s.policy = c.policy
 	if c.name != "" || c.onLoss != nil || c.ctx != nil || len(c.srcs) > 0 || h != nil {
 		s.opt = &subOptions[T]{srcs: c.srcs, name: c.name, onLoss: c.onLoss}
@@ -236,7 +242,7 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 	if h != nil {
 		for _, src := range srcs {
 			if r, ok := src.(interface{ redrives() bool }); ok && r.redrives() && s.opt.redrive == nil {
-				s.opt.redrive = make(chan T, c.capacity)
+				s.opt.redrive = queue.New[T](c.capacity)
 			}
 		}
 	}

@@ -17,12 +17,17 @@ const DefaultHandlerBuffer = 64
 // delivers to it, and returns the function that stops it.
 //
 // A handler is a subscription, configured by the options of Subscribe
-// (Buffer, From, Overflow, Name, OnLoss, Context), whose channel is drained
+// (Buffer, From, Overflow, Name, OnLoss, Context), whose queue is drained
 // by one goroutine of its own that calls f with each value, in the order
 // the subscription accepted them. f never runs on a publisher's goroutine: a
 // slow handler fills its own queue, and then loses values under its Overflow
 // policy, counted, but slows no publisher and no other subscription. Without
-// Buffer, the queue holds DefaultHandlerBuffer values.
+// Buffer, the queue holds DefaultHandlerBuffer values. The queue behaves as
+// a channel of that capacity would (a value leaves it when the goroutine
+// takes it for f; Buffer(0) accepts a value only while the goroutine waits
+// for one), but it is not a channel: publishers put values in it without a
+// lock, and the goroutine takes what is there in batches and sleeps only
+// when it is empty.
 //
 // By default a handler is at most once: f is called once per value, and a
 // value whose call returns an error or panics is lost, counted as Errored and
@@ -75,8 +80,8 @@ func (b *Broker) Handle[T any](f func(context.Context, T) error, opts ...Option[
 		panic("topic: Handle function is nil")
 	}
 	h := &handler[T]{b: b, f: f, done: make(chan struct{}), probes: make(chan chan probeResult)}
-	ch, _ := b.subscribe(opts, h.bind, callerPC()) // starts the worker (see start)
-	if ch == nil {
+	_, cancel := b.subscribe(opts, h.bind, callerPC()) // starts the worker (see start)
+	if cancel == nil {
 		close(h.done)
 		return func() {}
 	}

@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
+
+	"github.com/seedaa7df82c/topic/internal/queue"
 )
 
 // handler is a handler subscription of type T.
@@ -93,9 +95,12 @@ func (h *handler[T]) start() {
 
 func (h *handler[T]) run() {
 	h.worker.Store(goid())
-	w := work[T]{ch: h.s.ch}
+	w := work[T]{q: h.s.q}
 	if o := h.s.opt; o != nil {
 		w.rd, w.feed = o.redrive, o.feed
+	}
+	if w.q != nil {
+		w.buf = make([]T, h.batch())
 	}
 	h.w = &w
 	// One deferred call, of a method: the frame of run is under every
@@ -150,16 +155,11 @@ func (h *handler[T]) abandon(w *work[T]) {
 	if w.feed != nil {
 		h.putBack(w) // the follower's queue is the log
 	}
-	h.s.cancel()
-	for _, q := range []chan T{w.ch, w.rd} {
-		if q == nil {
-			continue // none, or closed and emptied already
-		}
-		for v := range q { // closed by cancel
-			w.n.accepted++
-			w.n.discarded++
-			lost = append(lost, Loss[T]{Cause: Discarded, Value: v})
-		}
+	h.s.cancel() // closes the queues once no publisher puts in them
+	for w.q != nil && (w.bi < w.bn || h.take(w)) {
+		w.n.accepted++
+		w.n.discarded++
+		lost = append(lost, Loss[T]{Cause: Discarded, Value: h.handOut(w)})
 	}
 	h.counts.store(&w.n, &w.published)
 	if o := h.s.opt; o != nil && o.onLoss != nil {
@@ -172,19 +172,20 @@ func (h *handler[T]) abandon(w *work[T]) {
 // work is the worker's state, kept outside drain so that a panic of f,
 // recovered once per drain rather than once per call, finds it.
 type work[T any] struct {
-	n, published localCounts  // counts, and those last published
-	ch, rd       chan T       // the queue and the re-drive queue; nil once closed and empty
-	feed         feed[T]      // a follower's log, instead of the queues (see Follow)
-	off          uint64       // v's offset, from feed
-	bi, bn       int          // of feed's batch of bn values, bi are handed out
-	v            T            // the value being handled
-	redriven     bool         // v came from the re-drive queue
-	attempt      int          // v's attempt in progress or next; 0: none
-	inCall       bool         // f is running
-	timers       []*callTimer // the TimeCalls functions when the call in progress began
-	began        time.Time    // when it began, if timers is not nil
-	exited       bool         // f called runtime.Goexit
-	ended        bool         // the queues were closed and emptied: the worker ends
+	n, published localCounts     // counts, and those last published
+	q, rd        *queue.Queue[T] // the queue and the re-drive queue, if any; nil for a follower
+	buf          []T             // a batch taken from q or rd (see take)
+	feed         feed[T]         // a follower's log, instead of the queues (see Follow)
+	off          uint64          // v's offset, from feed
+	bi, bn       int             // of the batch of bn values, from buf or feed, bi are handed out
+	v            T               // the value being handled
+	redriven     bool            // v came from the re-drive queue: the batch did
+	attempt      int             // v's attempt in progress or next; 0: none
+	inCall       bool            // f is running
+	timers       []*callTimer    // the TimeCalls functions when the call in progress began
+	began        time.Time       // when it began, if timers is not nil
+	exited       bool            // f called runtime.Goexit
+	ended        bool            // the queues were closed and emptied: the worker ends
 	cancel       context.CancelFunc
 }
 
@@ -245,68 +246,101 @@ func (h *handler[T]) discardInHand(w *work[T]) { h.lose(w, Loss[T]{Cause: Discar
 // next takes the next value into w.v; false once the queues are closed and
 // empty. Before it waits it publishes the counts, and while it waits it
 // answers the drain's probes.
+//
+// It takes the values of a queue in batches (see take), and hands them out
+// one at a time: a value leaves the queue, and frees its room, when it is
+// handed out, as it would when received from a channel, so that the queue
+// holds what its capacity says whatever the batch.
 func (h *handler[T]) next(w *work[T]) bool {
-	switch {
-	case w.feed != nil:
+	if w.feed != nil {
 		return h.nextFollowed(w)
-	case w.rd != nil:
-		return h.nextOfTwo(w)
 	}
-	var ok bool
-	select {
-	case w.v, ok = <-w.ch:
-		return ok
-	default:
-	}
-	return h.waitOfOne(w)
-}
-
-// waitOfOne is next for a handler with one queue once it has to wait. (Its
-// own function, so that next's frame, below a follower's wait, stays small.)
-func (h *handler[T]) waitOfOne(w *work[T]) bool {
-	var ok bool
-	h.counts.store(&w.n, &w.published) // about to wait
-	for {
-		select {
-		case w.v, ok = <-w.ch:
-			return ok
-		case r := <-h.probes:
-			h.answer(w, r)
+	for w.bi == w.bn {
+		if !h.take(w) && !h.waitQueued(w) {
+			return false
 		}
 	}
+	w.v = h.handOut(w)
+	return true
 }
 
-// nextOfTwo is next for a handler with a re-drive queue.
-func (h *handler[T]) nextOfTwo(w *work[T]) bool {
-	for w.ch != nil || w.rd != nil {
-		var ok bool
-		redriven := false
-		select {
-		case w.v, ok = <-w.ch:
-		case w.v, ok = <-w.rd:
-			redriven = true
-		default:
-			h.counts.store(&w.n, &w.published) // about to wait
+// batch returns how many values the worker takes from its queue at once:
+// one for DropOldest, whose publishers evict the oldest value the worker
+// has not taken, which must be the oldest it has not handed out.
+func (h *handler[T]) batch() int {
+	if h.s.policy == DropOldest {
+		return 1
+	}
+	return min(followBatch, max(h.s.q.Cap(), 1))
+}
+
+// take takes a batch from the re-drive queue, if it has values, else from
+// the queue; false if both are empty.
+func (h *handler[T]) take(w *work[T]) bool {
+	if w.rd != nil {
+		if n := w.rd.Take(w.buf); n > 0 {
+			w.bi, w.bn, w.redriven = 0, n, true
+			return true
+		}
+	}
+	if n := w.q.Take(w.buf); n > 0 {
+		w.bi, w.bn, w.redriven = 0, n, false
+		return true
+	}
+	return false
+}
+
+// handOut returns the next value of the batch, which leaves its queue.
+func (h *handler[T]) handOut(w *work[T]) T {
+	p := &w.buf[w.bi]
+	v := *p
+	var zero T
+	*p = zero // the batch holds no reference to a value handed out
+	w.bi++
+	if w.redriven {
+		w.rd.Done(1)
+	} else {
+		w.q.Done(1)
+	}
+	return v
+}
+
+// waitQueued waits until the queues may have a value, publishing the
+// counts first and answering the drain's probes meanwhile, and reports
+// whether to take again; once they are closed it takes what is left, and
+// reports whether there was any.
+func (h *handler[T]) waitQueued(w *work[T]) bool {
+	h.counts.store(&w.n, &w.published) // about to wait
+	for !w.q.Closed() {
+		wq, wr := w.q.Sleep(), (<-chan struct{})(nil)
+		if w.rd != nil {
+			wr = w.rd.Sleep()
+		}
+		if wq != nil && (w.rd == nil || wr != nil) {
 			select {
-			case w.v, ok = <-w.ch:
-			case w.v, ok = <-w.rd:
-				redriven = true
+			case <-wq:
+			case <-wr:
 			case r := <-h.probes:
+				h.awake(w)
 				h.answer(w, r)
 				continue
 			}
 		}
-		switch {
-		case ok:
-			w.redriven = redriven
-			return true
-		case redriven:
-			w.rd = nil // closed and empty: a nil channel is never ready
-		default:
-			w.ch = nil
-		}
+		h.awake(w)
+		return true
 	}
-	return false
+	// The queues are closed once no publisher puts in them (see
+	// closeLocked; the re-drive queue after the queue): this take finds
+	// every value put, where the one before the close was seen may not.
+	return h.take(w)
+}
+
+// awake ends the queues' Sleep.
+func (h *handler[T]) awake(w *work[T]) {
+	w.q.Awake()
+	if w.rd != nil {
+		w.rd.Awake()
+	}
 }
 
 // nextFollowed is next for a follower: it takes the next value from the log,
@@ -373,9 +407,14 @@ func (h *handler[T]) settled(w *work[T]) {
 // answer tells the drain what the worker has taken and what is queued; it
 // is called while the worker holds no value.
 func (h *handler[T]) answer(w *work[T], r chan probeResult) {
-	queued := len(w.ch) + len(w.rd)
+	var queued int
 	if w.feed != nil {
 		queued = int(min(w.feed.lag(), 1<<31-1)) // the log is its queue
+	} else {
+		queued = w.q.Len() // all the worker took is handed out: it waits
+		if w.rd != nil {
+			queued += w.rd.Len()
+		}
 	}
 	r <- probeResult{taken: w.n.accepted, queued: queued}
 }

@@ -39,7 +39,8 @@ type config[T any] struct {
 	discard     bool
 }
 
-// Buffer sets the capacity of a subscription's channel.
+// Buffer sets the capacity of a subscription's channel, or of a handler's
+// queue (see Broker.Handle).
 //
 // A capacity of zero makes the subscription unbuffered, so a value reaches it
 // only if a receiver is already waiting; anything else is dropped. A negative
@@ -48,7 +49,9 @@ type config[T any] struct {
 // currently blocked in a receive. Given more than once, the last one wins.
 //
 // The buffer is allocated when the subscription is made, at its full
-// capacity: n values of type T, whether or not they are ever queued. A
+// capacity: n values of type T, whether or not they are ever queued (a
+// handler's queue has room for n rounded up to a power of two, with a word
+// beside each value, though it holds no more than n). A
 // capacity above MaxBuffer values, or whose values would take more than
 // MaxBufferBytes, makes Subscribe (or Handle) panic, rather than the
 // allocation kill the process. A subscriber that must not lose values to a slow consumer needs
@@ -168,9 +171,9 @@ func newFrom[Pub, Sub any](f func(Sub) (Pub, bool), to *sub[Pub]) *from[Pub, Sub
 		case !ok:
 			s.rejected(g, pub)
 		case s.dead != deadNever && s.to.opt.redrive != nil && s.isDead(v):
-			s.to.offerTo(g, s.to.opt.redrive, out, nil, pub) // a handler's re-drive
+			s.to.offerTo(g, nil, s.to.opt.redrive, out, nil, pub) // a handler's re-drive
 		default:
-			s.to.offerTo(g, s.to.ch, out, nil, pub)
+			s.to.offerTo(g, s.to.ch, s.to.q, out, nil, pub)
 		}
 	}
 	return s

@@ -17,8 +17,8 @@ type SubscriptionStats struct {
 	Type     reflect.Type // the subscription's type, T of Subscribe[T]
 	Name     string       // as given by the Name option, or empty
 	Policy   Policy       // as given by the Overflow option
-	Capacity int          // the capacity of its channel
-	Queued   int          // the values in its channel, not yet received
+	Capacity int          // the capacity of its channel (a handler's: of its queue)
+	Queued   int          // the values in its channel (or queue), not yet received
 	Lost     Lost         // the values it lost, by cause, since it began
 	// Sent counts the values put in its channel since it began (a
 	// handler's: in its queue). For a follower read without a channel (by

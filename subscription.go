@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/seedaa7df82c/topic/internal/queue"
 )
 
 // A subscriber is a subscription, whatever its type.
@@ -40,7 +42,10 @@ type subscriber interface {
 
 // sub is a channel subscription of type T.
 type sub[T any] struct {
-	ch   chan T
+	ch chan T // nil for a handler sent to: q is its queue
+	// q is the queue of a handler that is sent to (not a follower), which
+	// its worker takes batches from, in place of ch; nil for any other.
+	q    *queue.Queue[T]
 	b    *Broker
 	opt  *subOptions[T] // nil unless an option beyond Buffer and Overflow was given
 	lost lossCounter
@@ -83,8 +88,8 @@ type subOptions[T any] struct {
 	// Broker.mu held, before the subscription is registered.
 	handler handlerRef
 	// redrive is the handler's queue of what its From sources of dead
-	// letters deliver, or nil: see Broker.Handle. Closed with ch.
-	redrive chan T
+	// letters deliver, or nil: see Broker.Handle. Closed with q.
+	redrive *queue.Queue[T]
 	// feed is what a follower reads (see Follow), nil for a subscription
 	// that is sent to; follower is its engine, for Broker.Follow. pumped is
 	// closed when the goroutine that feeds a channel follower's channel
@@ -112,7 +117,7 @@ func (s *sub[T]) name() string {
 // plain reports whether the subscription can be delivered to inside a
 // publication's guard section: nothing of the user's runs, in one step.
 func (s *sub[T]) plain() bool {
-	return s.policy == DropNewest && (s.opt == nil || s.opt.onLoss == nil)
+	return s.policy == DropNewest && s.q == nil && (s.opt == nil || s.opt.onLoss == nil)
 }
 
 func (s *sub[T]) sources() []source {
@@ -173,10 +178,14 @@ func (s *sub[T]) closeLocked() {
 		*s.retireTo += alone
 		s.retireTo = nil
 	}
-	close(s.ch)
-	if s.opt != nil && s.opt.redrive != nil {
-		close(s.opt.redrive)
+	if s.q != nil {
+		s.q.Close()
+		if s.opt.redrive != nil {
+			s.opt.redrive.Close()
+		}
+		return
 	}
+	close(s.ch)
 }
 
 // skip counts and reports the run of n values of a retained type, from
@@ -302,7 +311,7 @@ func (s *sub[T]) tabFor(t reflect.Type) unsafe.Pointer { return tabOf[T](t) }
 
 // deliver offers v, a publication of type T, to a subscription that is not
 // plain; the caller is outside the guard.
-func (s *sub[T]) deliver(g *guard, v T, pub *tally) { s.offerTo(g, s.ch, v, nil, pub) }
+func (s *sub[T]) deliver(g *guard, v T, pub *tally) { s.offerTo(g, s.ch, s.q, v, nil, pub) }
 
 // deliverBoxed offers x, which the route matched against T, an interface
 // type; the caller is outside the guard. Routes call it only for a
@@ -336,13 +345,14 @@ const maxEvictions = 4
 // losses to OnLoss once outside the guard, or, if later is not nil, keeps
 // them there for the caller to report.
 func (s *sub[T]) offer(g *guard, v T, later *lossBuffer[T]) {
-	s.offerTo(g, s.ch, v, later, nil)
+	s.offerTo(g, s.ch, s.q, v, later, nil)
 }
 
-// offerTo is offer into ch, the subscription's channel or its re-drive
-// queue; it counts the publication on pub in its first guard section, if
-// pub is not nil (see typedSource).
-func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T], pub *tally) {
+// offerTo is offer into q, a handler's queue or its re-drive queue, if q is
+// not nil, else into ch, the subscription's channel; it counts the
+// publication on pub in its first guard section, if pub is not nil (see
+// typedSource).
+func (s *sub[T]) offerTo(g *guard, ch chan T, q *queue.Queue[T], v T, later *lossBuffer[T], pub *tally) {
 	for attempt := 0; ; attempt++ {
 		// Losses are counted inside the guard, so that once a cancel
 		// returns the subscription's counts are final (see Broker.Watch);
@@ -363,14 +373,23 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T], pub *ta
 			}
 			return
 		}
-		select {
-		case ch <- v:
-			s.sent.addIn(c)
-			g.exit(c)
-			return
-		default:
+		if q != nil {
+			if q.Put(v) {
+				s.sent.addIn(c)
+				g.exit(c)
+				return
+			}
+		} else {
+			select {
+			case ch <- v:
+				s.sent.addIn(c)
+				g.exit(c)
+				return
+			default:
+			}
 		}
-		if s.policy != DropOldest || cap(ch) == 0 || attempt == maxEvictions {
+		unbuffered := q == nil && cap(ch) == 0 || q != nil && q.Cap() == 0
+		if s.policy != DropOldest || unbuffered || attempt == maxEvictions {
 			s.lost.addFull()
 			g.exit(c)
 			s.report(Loss[T]{Cause: Full, Value: v}, later)
@@ -381,11 +400,17 @@ func (s *sub[T]) offerTo(g *guard, ch chan T, v T, later *lossBuffer[T], pub *ta
 		// meanwhile, in which case there is nothing to evict.
 		var old T
 		evicted := false
-		select {
-		case old = <-ch:
-			evicted = true
+		if q != nil {
+			old, evicted = q.Evict()
+		} else {
+			select {
+			case old = <-ch:
+				evicted = true
+			default:
+			}
+		}
+		if evicted {
 			s.lost.add(Evicted)
-		default:
 		}
 		g.exit(c)
 		if evicted {
@@ -468,9 +493,12 @@ func (s *sub[T]) stats() SubscriptionStats {
 	var unsent uint64 // what Shutdown left unread by a handler follower: Discarded, never sent
 	if s.opt != nil {
 		st.Rejected = s.opt.rejected.load()
+		if s.q != nil {
+			st.Capacity, st.Queued = s.q.Cap(), s.q.Len()
+		}
 		if rd := s.opt.redrive; rd != nil {
-			st.Capacity += cap(rd)
-			st.Queued += len(rd)
+			st.Capacity += rd.Cap()
+			st.Queued += rd.Len()
 		}
 		if fd := s.opt.feed; fd != nil {
 			if s.opt.pumped == nil {
