@@ -72,11 +72,13 @@ SHORT    ?= -short
 # vet to it (COVERVET); smoke vets the sweeps.
 VETALL   ?= -vet=all
 COVERVET ?= -vet=off
-# The coverage of the core and its ring: make cover's, and make race's with
-# RACECOVER=1 (make check), which measures it in the race detector's build
-# rather than build the tests a third time.
+# The coverage of the core and its mechanisms: make cover's, and make
+# stress's with STRESSCOVER=1 (make check), which measures it on the same
+# tests run whole. Not in the race detector's build: there the counters are
+# atomic, and the detector watches each, which made the race run three times
+# as long.
 coverflags = -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out
-RACECOVER ?=
+STRESSCOVER ?=
 PROF     ?= cpu
 REV      ?=
 PORT     ?= 8080
@@ -113,12 +115,12 @@ $(DIST):
 test: ## run the tests of every module
 	$(call each,$(GO) test $(NOSWEEPS) $(call count) -run '$(RUN)' $(PKG))
 
-race: | $(DIST) ## the tests of every module but the harness and topicvet (see vet-topics) under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/; RACECOVER=1 measures coverage as cover does, from the same build
-	@MODULES='$(RACEMODULES)' ROOTFLAGS='$(if $(RACECOVER),$(coverflags))' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
-	$(if $(RACECOVER),@$(MAKE) --no-print-directory cover-total)
+race: | $(DIST) ## the tests of every module but the harness and topicvet (see vet-topics) under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
+	@MODULES='$(RACEMODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
 
-stress: | $(DIST) ## the tests of the core, its reference models and its ring run whole, without the race detector (which race runs them under, -short); in make check, from the build staticcheck left
-	@MODULES=. bash scripts/gotest stress $(TESTOUT) $(NOSWEEPS) -vet=off -run '$(RUN)' . ./internal/reference ./internal/ring ./internal/queue
+stress: | $(DIST) ## the tests of the core, its reference models and its mechanisms run whole, without the race detector (which race runs them under, -short); STRESSCOVER=1 (make check) measures coverage as cover does, on the same run
+	@MODULES=. ROOTFLAGS='$(if $(STRESSCOVER),$(coverflags))' bash scripts/gotest stress $(TESTOUT) $(NOSWEEPS) -vet=off -run '$(RUN)' . ./internal/reference ./internal/ring ./internal/queue
+	$(if $(STRESSCOVER),@$(MAKE) --no-print-directory cover-total)
 
 busy: | $(DIST) ## make race ROUNDS (10) times beside a busy loop on every core; each round's failed tests in dist/busy-N/
 	bash scripts/busy -n $(ROUNDS) $(MAKE) --no-print-directory race 'TESTOUT=$(DIST)/busy-$$(BUSY_ROUND)'
