@@ -1561,3 +1561,110 @@ func TestAttemptCountsTheCallsOfOneValue(t *testing.T) {
 		})
 	}
 }
+
+// hSlot is the value of TestAHandlersQueueHoldsWhatAChannelOfItsCapacityWould.
+type hSlot int
+
+// A handler's queue holds what a buffered channel of its capacity would,
+// under each policy: while its function holds the first value, of the nine
+// published after it DropNewest keeps the first c and loses the rest Full,
+// DropOldest keeps the last c and loses the rest Evicted; an unbuffered
+// handler (Buffer(0)) accepts the first value, published while it waited,
+// and loses every other Full, having no room and no receiver waiting.
+func TestAHandlersQueueHoldsWhatAChannelOfItsCapacityWould(t *testing.T) {
+	for _, policy := range []topic.Policy{topic.DropNewest, topic.DropOldest} {
+		for _, c := range []int{0, 1, 3, 16, 20} {
+			t.Run(fmt.Sprintf("%v/%d", policy, c), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					const later = 19
+					var b topic.Broker
+					release := make(chan struct{})
+					var handled []hSlot
+					stop := b.Handle(func(_ context.Context, v hSlot) error {
+						if v == 0 {
+							<-release
+						}
+						handled = append(handled, v)
+						return nil
+					}, topic.Buffer[hSlot](c), topic.Overflow[hSlot](policy))
+					synctest.Wait() // the worker waits for a value
+					b.Publish(hSlot(0))
+					synctest.Wait() // the worker holds it
+					for v := range later {
+						b.Publish(hSlot(v + 1))
+					}
+					kept := min(c, later)
+					want, lost := []hSlot{0}, topic.Lost{}
+					for v := range kept {
+						if policy == topic.DropOldest {
+							want = append(want, hSlot(later-kept+v+1))
+						} else {
+							want = append(want, hSlot(v+1))
+						}
+					}
+					if policy == topic.DropOldest && c > 0 {
+						lost.Evicted = uint64(later - kept)
+					} else {
+						lost.Full = uint64(later - kept)
+					}
+					st := b.Subscriptions()[0]
+					if st.Queued != kept || st.Capacity != c || st.Lost != lost {
+						t.Errorf("with the first value in hand: Queued %d, Capacity %d, Lost %+v; want %d, %d, %+v", st.Queued, st.Capacity, st.Lost, kept, c, lost)
+					}
+					close(release)
+					synctest.Wait()
+					stop()
+					if !slices.Equal(handled, want) {
+						t.Errorf("handled %v, want %v", handled, want)
+					}
+				})
+			})
+		}
+	}
+}
+
+// The values a handler's goroutine took from its queue at once, in a batch,
+// and has not given its function yet, still take room in the queue, as in a
+// channel they would not have been received yet: with Buffer(3), holding 1
+// of the batch 1, 2, 3, the queue has room for one more.
+func TestAHandlersBatchTakesRoomInItsQueueUntilHandedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		hold := map[hSlot]chan struct{}{0: make(chan struct{}), 1: make(chan struct{})}
+		var handled []hSlot
+		stop := b.Handle(func(_ context.Context, v hSlot) error {
+			if ch, ok := hold[v]; ok {
+				<-ch
+			}
+			handled = append(handled, v)
+			return nil
+		}, topic.Buffer[hSlot](3))
+		queued := func(when string, want int) {
+			t.Helper()
+			if st := b.Subscriptions()[0]; st.Queued != want {
+				t.Errorf("%s: Queued %d, want %d", when, st.Queued, want)
+			}
+		}
+		b.Publish(hSlot(0))
+		synctest.Wait() // the function holds 0
+		for v := 1; v <= 4; v++ {
+			b.Publish(hSlot(v)) // 4 is lost: the queue holds 1, 2, 3
+		}
+		queued("0 in hand", 3)
+		close(hold[0])
+		synctest.Wait() // the batch 1, 2, 3 taken, 1 in hand
+		queued("1 in hand", 2)
+		b.Publish(hSlot(5))
+		b.Publish(hSlot(6)) // lost: 2, 3 and 5 fill the queue
+		queued("1 in hand, 5 published", 3)
+		close(hold[1])
+		synctest.Wait()
+		stop()
+		if want := []hSlot{0, 1, 2, 3, 5}; !slices.Equal(handled, want) {
+			t.Errorf("handled %v, want %v", handled, want)
+		}
+		if st := b.Subscriptions(); len(st) != 0 {
+			t.Errorf("after stop: %d subscriptions", len(st))
+		}
+	})
+}
