@@ -227,7 +227,7 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 		panic("topic: AckWait is an option of a follower (Follow, Broker.Follow), with a Name")
 	}
 	if h != nil {
-		s.q = queue.New[T](c.capacity) // in place of a channel
+		s.q = queue.New[T](c.capacity, queue.NewWaiter(), handlerLeave(c.policy, c.capacity)) // in place of a channel
 	} else {
 		s.ch = make(chan T, c.capacity)
 	}
@@ -242,7 +242,7 @@ func (b *Broker) subscribe[T any](opts []Option[T], h func(*sub[T], *config[T]) 
 	if h != nil {
 		for _, src := range srcs {
 			if r, ok := src.(interface{ redrives() bool }); ok && r.redrives() && s.opt.redrive == nil {
-				s.opt.redrive = queue.New[T](c.capacity)
+				s.opt.redrive = queue.New[T](c.capacity, s.q.Waiter(), s.q.Leave()) // the worker waits for both
 			}
 		}
 	}

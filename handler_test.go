@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -1667,4 +1668,73 @@ func TestAHandlersBatchTakesRoomInItsQueueUntilHandedOut(t *testing.T) {
 			t.Errorf("after stop: %d subscriptions", len(st))
 		}
 	})
+}
+
+// An unbuffered handler whose From source re-drives dead letters has two
+// queues and one goroutine waiting on both: while it holds the one value
+// it accepted, from either, it accepts no other, as a receive on two
+// unbuffered channels would take one value.
+func TestAnUnbufferedHandlerWithARedriveAcceptsOneValueAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		release := make(chan struct{})
+		var handled []hSlot
+		stop := b.Handle(func(_ context.Context, v hSlot) error {
+			<-release
+			handled = append(handled, v)
+			return nil
+		}, topic.Name[hSlot]("h"), topic.Buffer[hSlot](0),
+			topic.From(func(d topic.DeadLetter[hSlot]) (hSlot, bool) { return d.Value, true }))
+		synctest.Wait() // the worker waits on both queues
+		b.Publish(hSlot(1))
+		b.Publish(topic.DeadLetter[hSlot]{Value: 2}) // lost: 1 is in hand
+		synctest.Wait()
+		if st := hStats(t, &b, "h"); st.Sent != 1 || st.Queued != 0 || st.Lost.Full != 1 {
+			t.Errorf("one value in hand: Sent %d, Queued %d, Full %d; want 1, 0, 1", st.Sent, st.Queued, st.Lost.Full)
+		}
+		close(release)
+		synctest.Wait() // waiting again
+		b.Publish(topic.DeadLetter[hSlot]{Value: 3})
+		synctest.Wait()
+		stop()
+		if want := []hSlot{1, 3}; !slices.Equal(handled, want) {
+			t.Errorf("handled %v, want %v", handled, want)
+		}
+	})
+}
+
+// A DropOldest handler with one publisher never loses a value Full: a
+// publication that finds the queue full evicts its oldest value, and the
+// one its goroutine takes leaves the queue as it is taken, as from a
+// channel, so the next attempt finds room, wherever the goroutine is
+// preempted. Goroutines spinning on every processor make the scheduler
+// preempt it anywhere.
+func TestADropOldestHandlerWithOnePublisherNeverLosesAValueFull(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	n := iterations(400_000)
+	for _, capacity := range []int{1, 2, 16} {
+		var b topic.Broker
+		var stop atomic.Bool
+		var spin sync.WaitGroup
+		for range 4 {
+			spin.Go(func() {
+				for !stop.Load() {
+				}
+			})
+		}
+		b.Handle(func(context.Context, hSlot) error { return nil },
+			topic.Name[hSlot]("h"), topic.Buffer[hSlot](capacity), topic.Overflow[hSlot](topic.DropOldest))
+		for i := range n {
+			b.Publish(hSlot(i))
+		}
+		stop.Store(true)
+		spin.Wait()
+		st := hStats(t, &b, "h")
+		if err := b.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if st.Lost.Full != 0 {
+			t.Errorf("Buffer(%d): %d of %d values lost Full (%d Evicted)", capacity, st.Lost.Full, n, st.Lost.Evicted)
+		}
+	}
 }

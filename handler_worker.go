@@ -264,30 +264,42 @@ func (h *handler[T]) next(w *work[T]) bool {
 	return true
 }
 
-// batch returns how many values the worker takes from its queue at once:
-// one for DropOldest, whose publishers evict the oldest value the worker
-// has not taken, which must be the oldest it has not handed out.
+// handlerLeave returns when a value leaves a handler's queue: as its worker
+// takes it, one at a time, under DropOldest, whose publishers evict the
+// oldest value the worker has not taken, which must then be the oldest that
+// takes room in the queue, and for a capacity of one or none, which leaves
+// nothing to take at once; otherwise as the worker hands it out of the batch
+// it took (see next).
+func handlerLeave(p Policy, capacity int) queue.Leave {
+	if p == DropOldest || capacity <= 1 {
+		return queue.OnTake
+	}
+	return queue.OnDone
+}
+
+// batch returns how many values the worker takes from its queue at once.
 func (h *handler[T]) batch() int {
-	if h.s.policy == DropOldest {
+	if h.s.q.Leave() == queue.OnTake {
 		return 1
 	}
-	return min(followBatch, max(h.s.q.Cap(), 1))
+	return min(followBatch, h.s.q.Cap())
 }
 
 // take takes a batch from the re-drive queue, if it has values, else from
 // the queue; false if both are empty.
 func (h *handler[T]) take(w *work[T]) bool {
+	from, n := w.rd, 0
 	if w.rd != nil {
-		if n := w.rd.Take(w.buf); n > 0 {
-			w.bi, w.bn, w.redriven = 0, n, true
-			return true
-		}
+		n = w.rd.Take(w.buf)
 	}
-	if n := w.q.Take(w.buf); n > 0 {
-		w.bi, w.bn, w.redriven = 0, n, false
-		return true
+	if n == 0 {
+		from, n = w.q, w.q.Take(w.buf)
 	}
-	return false
+	if n == 0 {
+		return false
+	}
+	w.bi, w.bn, w.redriven = 0, n, from == w.rd
+	return true
 }
 
 // handOut returns the next value of the batch, which leaves its queue.
@@ -297,9 +309,11 @@ func (h *handler[T]) handOut(w *work[T]) T {
 	var zero T
 	*p = zero // the batch holds no reference to a value handed out
 	w.bi++
-	if w.redriven {
+	switch {
+	case w.q.Leave() == queue.OnTake: // it left as it was taken
+	case w.redriven:
 		w.rd.Done(1)
-	} else {
+	default:
 		w.q.Done(1)
 	}
 	return v
@@ -311,36 +325,25 @@ func (h *handler[T]) handOut(w *work[T]) T {
 // reports whether there was any.
 func (h *handler[T]) waitQueued(w *work[T]) bool {
 	h.counts.store(&w.n, &w.published) // about to wait
+	wt := w.q.Waiter()                 // the re-drive queue's too
 	for !w.q.Closed() {
-		wq, wr := w.q.Sleep(), (<-chan struct{})(nil)
-		if w.rd != nil {
-			wr = w.rd.Sleep()
-		}
-		if wq != nil && (w.rd == nil || wr != nil) {
+		wt.Sleep()
+		if !w.q.Ready() && (w.rd == nil || !w.rd.Ready()) {
 			select {
-			case <-wq:
-			case <-wr:
+			case <-wt.C():
 			case r := <-h.probes:
-				h.awake(w)
+				wt.Awake()
 				h.answer(w, r)
 				continue
 			}
 		}
-		h.awake(w)
+		wt.Awake()
 		return true
 	}
 	// The queues are closed once no publisher puts in them (see
 	// closeLocked; the re-drive queue after the queue): this take finds
 	// every value put, where the one before the close was seen may not.
 	return h.take(w)
-}
-
-// awake ends the queues' Sleep.
-func (h *handler[T]) awake(w *work[T]) {
-	w.q.Awake()
-	if w.rd != nil {
-		w.rd.Awake()
-	}
 }
 
 // nextFollowed is next for a follower: it takes the next value from the log,

@@ -13,7 +13,7 @@ import (
 func BenchmarkHandOff(b *testing.B) {
 	const capacity = 1024
 	b.Run("queue", func(b *testing.B) {
-		q := New[int](capacity)
+		q := New[int](capacity, NewWaiter(), OnDone)
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			buf := make([]int, 16)
@@ -25,7 +25,7 @@ func BenchmarkHandOff(b *testing.B) {
 				}
 				got += n
 				if n == 0 {
-					if w := q.Sleep(); w != nil {
+					if w := sleep(q); w != nil {
 						<-w
 					}
 				}

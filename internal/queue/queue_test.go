@@ -2,6 +2,7 @@ package queue
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -10,13 +11,14 @@ import (
 )
 
 // TestQueueMatchesItsModel runs random operations on queues of capacities
-// 0 to 9 against a model, a slice of the values in order with the number
-// the taker claimed, and checks every result.
+// 0 to 9, whose values leave OnDone or OnTake, against a model, a slice of
+// the values in order with the number the taker claimed, and checks every
+// result.
 func TestQueueMatchesItsModel(t *testing.T) {
-	for c := range 10 {
+	for c, leave := range modelCases() {
 		for seed := range uint64(20) {
 			r := rand.New(rand.NewPCG(seed, uint64(c)))
-			q := New[int](c)
+			q := New[int](c, NewWaiter(), leave)
 			var model []int // put, neither handed out nor evicted
 			claimed := 0    // of model, at its start, taken and not handed out
 			asleep := false
@@ -27,7 +29,7 @@ func TestQueueMatchesItsModel(t *testing.T) {
 				case op <= 1:
 					room := len(model) < c || c == 0 && asleep && len(model) == 0
 					if got := q.Put(next); got != room {
-						t.Fatalf("cap %d seed %d step %d: Put with %d queued, asleep %v: %v, want %v", c, seed, step, len(model), asleep, got, room)
+						t.Fatalf("cap %d %v seed %d step %d: Put with %d queued, asleep %v: %v, want %v", c, leave, seed, step, len(model), asleep, got, room)
 					}
 					if room {
 						model = append(model, next)
@@ -41,12 +43,15 @@ func TestQueueMatchesItsModel(t *testing.T) {
 					n := q.Take(buf[:1+r.IntN(len(buf))])
 					want := min(len(model), len(buf))
 					if n > want || n < min(len(model), 1) {
-						t.Fatalf("cap %d seed %d step %d: Take of %d queued: %d", c, seed, step, len(model), n)
+						t.Fatalf("cap %d %v seed %d step %d: Take of %d queued: %d", c, leave, seed, step, len(model), n)
 					}
 					if !slices.Equal(buf[:n], model[:n]) {
-						t.Fatalf("cap %d seed %d step %d: Take: %v, want %v", c, seed, step, buf[:n], model[:n])
+						t.Fatalf("cap %d %v seed %d step %d: Take: %v, want %v", c, leave, seed, step, buf[:n], model[:n])
 					}
 					claimed = n
+					if leave == OnTake {
+						model, claimed = model[n:], 0
+					}
 				case op == 3 && claimed > 0:
 					q.Done(1)
 					model = model[1:]
@@ -54,27 +59,27 @@ func TestQueueMatchesItsModel(t *testing.T) {
 				case op == 4:
 					v, ok := q.Evict()
 					if want := len(model) > claimed; ok != want || ok && v != model[claimed] {
-						t.Fatalf("cap %d seed %d step %d: Evict: %d, %v; model %v, %d claimed", c, seed, step, v, ok, model, claimed)
+						t.Fatalf("cap %d %v seed %d step %d: Evict: %d, %v; model %v, %d claimed", c, leave, seed, step, v, ok, model, claimed)
 					}
 					if ok {
 						model = slices.Delete(model, claimed, claimed+1)
 					}
 				case op == 5 && claimed == 0:
-					w := q.Sleep()
+					w := sleep(q)
 					if ready := len(model) > 0; (w == nil) != ready {
-						t.Fatalf("cap %d seed %d step %d: Sleep with %d queued: %v", c, seed, step, len(model), w)
+						t.Fatalf("cap %d %v seed %d step %d: Sleep with %d queued: %v", c, leave, seed, step, len(model), w)
 					}
 					if w == nil {
 						break
 					}
 					asleep = true
 					if r.IntN(2) == 0 {
-						q.Awake() // woken for something else
+						q.w.Awake() // woken for something else
 						asleep = false
 					}
 				}
 				if q.Len() != len(model) {
-					t.Fatalf("cap %d seed %d step %d: Len %d, want %d", c, seed, step, q.Len(), len(model))
+					t.Fatalf("cap %d %v seed %d step %d: Len %d, want %d", c, leave, seed, step, q.Len(), len(model))
 				}
 			}
 		}
@@ -87,8 +92,17 @@ func TestQueueMatchesItsModel(t *testing.T) {
 // values in the order they were put.
 func TestQueueKeepsEachPuttersOrder(t *testing.T) {
 	const putters, each = 3, 20000
-	for _, evict := range []bool{false, true} {
-		q := New[[2]int](5)
+	for _, c := range []struct {
+		cap   int
+		leave Leave
+		evict bool
+	}{{5, OnDone, false}, {5, OnDone, true}, {1, OnTake, false}, {1, OnTake, true}, {2, OnTake, true}} {
+		evict := c.evict
+		q := New[[2]int](c.cap, NewWaiter(), c.leave)
+		buf := make([][2]int, 3)
+		if c.leave == OnTake {
+			buf = buf[:1]
+		}
 		var putting, all sync.WaitGroup
 		var put, evicted atomic.Int64
 		for p := range putters {
@@ -126,7 +140,6 @@ func TestQueueKeepsEachPuttersOrder(t *testing.T) {
 		}()
 		last := [putters]int{-1, -1, -1}
 		taken := 0
-		buf := make([][2]int, 3)
 		for finished := false; ; {
 			n := q.Take(buf)
 			for _, v := range buf[:n] {
@@ -134,7 +147,9 @@ func TestQueueKeepsEachPuttersOrder(t *testing.T) {
 					t.Fatalf("putter %d: %d taken after %d", v[0], v[1], last[v[0]])
 				}
 				last[v[0]] = v[1]
-				q.Done(1)
+				if c.leave == OnDone {
+					q.Done(1)
+				}
 			}
 			taken += n
 			switch {
@@ -144,12 +159,12 @@ func TestQueueKeepsEachPuttersOrder(t *testing.T) {
 			default:
 				// Wait for a value, or for the others to end; then take
 				// what is left.
-				if w := q.Sleep(); w != nil {
+				if w := sleep(q); w != nil {
 					select {
 					case <-w:
 						continue
 					case <-done:
-						q.Awake()
+						q.w.Awake()
 					}
 				}
 				select {
@@ -162,10 +177,10 @@ func TestQueueKeepsEachPuttersOrder(t *testing.T) {
 			break
 		}
 		if got := int64(taken) + evicted.Load(); got != put.Load() {
-			t.Errorf("evict %v: %d taken and %d evicted of %d put", evict, taken, evicted.Load(), put.Load())
+			t.Errorf("%+v: %d taken and %d evicted of %d put", c, taken, evicted.Load(), put.Load())
 		}
 		if q.Len() != 0 {
-			t.Errorf("evict %v: Len %d after all was taken", evict, q.Len())
+			t.Errorf("%+v: Len %d after all was taken", c, q.Len())
 		}
 	}
 }
@@ -179,7 +194,7 @@ func TestQueueWakesASleepingTaker(t *testing.T) {
 		rounds = 2000
 	}
 	for _, c := range []int{0, 1, 7} {
-		q := New[int](c)
+		q := New[int](c, NewWaiter(), OnDone)
 		acks := make(chan int)
 		go func() {
 			buf := make([]int, 1)
@@ -193,7 +208,7 @@ func TestQueueWakesASleepingTaker(t *testing.T) {
 					close(acks)
 					return
 				}
-				if w := q.Sleep(); w != nil {
+				if w := sleep(q); w != nil {
 					<-w
 				}
 			}
@@ -223,11 +238,11 @@ func TestQueueWakesASleepingTaker(t *testing.T) {
 // capacity 0 fails unless the taker sleeps with nothing queued, and then
 // only one succeeds.
 func TestAnUnbufferedQueueTakesOnlyWhatItsTakerWaitsFor(t *testing.T) {
-	q := New[int](0)
+	q := New[int](0, NewWaiter(), OnDone)
 	if q.Put(1) {
 		t.Fatal("Put succeeded with the taker awake")
 	}
-	w := q.Sleep()
+	w := sleep(q)
 	if w == nil {
 		t.Fatal("Sleep of an empty queue did not wait")
 	}
@@ -248,21 +263,21 @@ func TestAnUnbufferedQueueTakesOnlyWhatItsTakerWaitsFor(t *testing.T) {
 // TestCloseWakesASleepingTaker: Close wakes the taker, whose next Sleep
 // does not wait.
 func TestCloseWakesASleepingTaker(t *testing.T) {
-	q := New[int](2)
-	w := q.Sleep()
+	q := New[int](2, NewWaiter(), OnDone)
+	w := sleep(q)
 	if w == nil {
 		t.Fatal("Sleep of an empty queue did not wait")
 	}
 	q.Close()
 	<-w
-	if !q.Closed() || q.Sleep() != nil {
+	if !q.Closed() || sleep(q) != nil {
 		t.Fatal("after Close: want Closed, and Sleep not to wait")
 	}
 }
 
 // TestQueueAllocatesNothing: Put, Take, Done and Evict allocate nothing.
 func TestQueueAllocatesNothing(t *testing.T) {
-	q := New[int](4)
+	q := New[int](4, NewWaiter(), OnDone)
 	buf := make([]int, 4)
 	if n := testing.AllocsPerRun(100, func() {
 		q.Put(1)
@@ -271,5 +286,106 @@ func TestQueueAllocatesNothing(t *testing.T) {
 		q.Done(q.Take(buf))
 	}); n != 0 {
 		t.Errorf("%v allocations a round, want 0", n)
+	}
+}
+
+// modelCases yields the capacities 0 to 9, each with both Leaves.
+func modelCases() func(yield func(int, Leave) bool) {
+	return func(yield func(int, Leave) bool) {
+		for c := range 10 {
+			for _, l := range []Leave{OnDone, OnTake} {
+				if !yield(c, l) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// sleep is the taker's wait on the one queue q: nil if q is ready, else the
+// channel to wait on (see Waiter.Sleep).
+func sleep[T any](q *Queue[T]) <-chan struct{} {
+	q.w.Sleep()
+	if q.Ready() {
+		q.w.Awake()
+		return nil
+	}
+	return q.w.C()
+}
+
+// TestPutNeverFailsBelowItsCapacity: putters that together never put more
+// than the capacity, beside a taker that hands out as it takes, never see a
+// Put fail, though the taker's count of values handed out may pass the tail
+// a putter loaded.
+func TestPutNeverFailsBelowItsCapacity(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	const capacity, putters = 64, 7
+	rounds := 3000
+	if testing.Short() {
+		rounds = 300
+	}
+	for round := range rounds {
+		q := New[int](capacity, NewWaiter(), OnDone)
+		var wg sync.WaitGroup
+		var failed atomic.Int64
+		var stop atomic.Bool
+		taker := make(chan struct{})
+		go func() {
+			defer close(taker)
+			buf := make([]int, 4)
+			for !stop.Load() || q.Len() > 0 {
+				q.Done(q.Take(buf))
+			}
+		}()
+		for range putters {
+			wg.Go(func() {
+				for i := range capacity / putters {
+					if !q.Put(i) {
+						failed.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		stop.Store(true)
+		<-taker
+		if n := failed.Load(); n > 0 {
+			t.Fatalf("round %d: %d Puts failed on a queue of capacity %d that never held more than %d", round, n, capacity, capacity/putters*putters)
+		}
+	}
+}
+
+// TestQueuesSharingAWaiterTakeOneValueUnbuffered: two unbuffered queues of
+// one taker (a handler's queue and its re-drive queue) accept one value
+// between them while it waits, and the next only once it has handed that
+// one out and waits again.
+func TestQueuesSharingAWaiterTakeOneValueUnbuffered(t *testing.T) {
+	w := NewWaiter()
+	q, rd := New[int](0, w, OnDone), New[int](0, w, OnDone)
+	w.Sleep()
+	if q.Ready() || rd.Ready() {
+		t.Fatal("ready before any Put")
+	}
+	if !q.Put(1) {
+		t.Fatal("Put to a waiting taker failed")
+	}
+	if rd.Put(2) || q.Put(3) {
+		t.Fatal("a second value accepted by a taker that waits for one")
+	}
+	<-w.C()
+	buf := make([]int, 1)
+	if q.Take(buf) != 1 || buf[0] != 1 {
+		t.Fatalf("took %v", buf)
+	}
+	if rd.Put(4) {
+		t.Fatal("Put accepted with the taker's value not handed out")
+	}
+	q.Done(1)
+	if rd.Put(5) {
+		t.Fatal("Put accepted with the taker awake")
+	}
+	w.Sleep()
+	if !rd.Put(6) {
+		t.Fatal("Put to a taker waiting again failed")
 	}
 }
