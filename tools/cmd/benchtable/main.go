@@ -368,4 +368,22 @@ func latency(w io.Writer, res *benchread.Set) {
 				median(r.Values["p99.9-ns"], benchread.Duration), ratioText)
 		}
 	}
+	stalls(w, res)
+}
+
+// stalls writes what BenchmarkMachineStalls measured in the same rounds,
+// the machine's own stalls of a running goroutine, by which to read the
+// tails of the latency table: the longest, how often, and the share of the
+// time (medians of the rounds).
+func stalls(w io.Writer, res *benchread.Set) {
+	r := res.Find("MachineStalls")
+	if r == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nThe machine itself, in the same rounds (`BenchmarkMachineStalls`: a goroutine on each "+
+		"processor reading the clock, nothing of the broker's running), stopped a running goroutine "+
+		"for more than 100 µs %s times a second, %s of the time, the longest stall %s. A stall of d "+
+		"delays the values published during it by up to d, whatever the mode.\n",
+		median(r.Values["stalls/s"], benchread.Number), median(r.Values["stalled-%"], func(x float64) string { return benchread.Number(x) + " %" }),
+		median(r.Values["max-stall-ns"], benchread.Duration))
 }
