@@ -18,7 +18,7 @@ import (
 type handler[T any] struct {
 	b       *Broker
 	f       func(context.Context, T) error
-	s       *sub[T] // its channel subscription; set by Broker.subscribe
+	s       *sub[T] // its subscription, which feeds its queue (or its log); set by Broker.subscribe
 	retry   *RetryPolicy
 	timeout time.Duration
 	discard bool // DiscardOnStop
