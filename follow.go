@@ -37,9 +37,11 @@ var ErrClosed = errors.New("topic: follower closed")
 //     values (Last), or Next.
 //   - Name makes it durable: the broker keeps the last offset it committed
 //     under that name, and a follower of T started again under the same
-//     name, once the first is closed, resumes after it (Replay then
-//     applies only while nothing is committed). Two live followers of T
-//     cannot share a name: the second Follow panics.
+//     name, once the first is closed, resumes after it; while nothing is
+//     committed under the name, it starts where the name's first follower
+//     started (Replay applies only to the first: what was published after
+//     it is read, not passed over). Two live followers of T cannot share a
+//     name: the second Follow panics.
 //   - AckWait makes a durable follower at least once: what it has read and
 //     not committed for that long is read again, from the first value read
 //     and not committed on, by its next Read (and Next and Wait return for

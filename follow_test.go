@@ -388,6 +388,36 @@ func TestANamedFollowerResumesAfterItsLastCommit(t *testing.T) {
 	}
 }
 
+// A name with nothing committed under it keeps where its first follower
+// started: one started again under it, whatever its Replay, reads what was
+// published after that start, including what the first read and did not
+// commit, and what came while none was live; nothing is passed over.
+func TestANamedFollowerThatCommittedNothingRestartsWhereItsNameStarted(t *testing.T) {
+	t.Parallel()
+	var b topic.Broker
+	retainOrders(&b, 3) // 0, 1, 2 before the name
+	f := b.Follow(topic.Name[fOrder]("billing"))
+	b.Publish(fOrder{3})
+	b.Publish(fOrder{4})
+	if got := fOffsets(fReadAll(f, 100)); !slices.Equal(got, fSeq(3, 5)) {
+		t.Fatalf("first follower read %v, want 3 4", got)
+	}
+	f.Close() // nothing committed
+	b.Publish(fOrder{5})
+
+	again := b.Follow(topic.Name[fOrder]("billing"), topic.Replay[fOrder](topic.Last(1)))
+	if got := fOffsets(fReadAll(again, 100)); !slices.Equal(got, fSeq(3, 6)) {
+		t.Errorf("started again at %v, want 3 to 5", got)
+	}
+	again.Commit(3)
+	again.Close()
+	third := b.Follow(topic.Name[fOrder]("billing"), topic.Replay[fOrder](topic.Earliest()))
+	defer third.Close()
+	if got := fOffsets(fReadAll(third, 100)); !slices.Equal(got, fSeq(4, 6)) {
+		t.Errorf("after a commit of 3, started again at %v, want 4 5", got)
+	}
+}
+
 // Pull with commit is at least once: what was read and not committed within
 // AckWait is read again by the next read, from after the last commit.
 func TestPulledAndNotCommittedIsReadAgainAfterAckWait(t *testing.T) {

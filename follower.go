@@ -81,7 +81,12 @@ type sealPoint struct {
 // A durable is what the broker keeps of a follower's name.
 type durable struct {
 	committed uint64 // the offset committed last, plus one; 0: none. Guarded by names.mu.
-	live      seeker // the live follower with the name, or nil. Guarded by names.mu.
+	// start is where the first follower with the name started: one started
+	// again while nothing is committed starts there too, so that what was
+	// published after it and never committed is read, not passed over.
+	// Never changes once the name is made.
+	start uint64
+	live  seeker // the live follower with the name, or nil. Guarded by names.mu.
 }
 
 // A seeker is a follower of any type.
@@ -119,7 +124,7 @@ func newFollower[T any](l *logOf[T], c *start, skip func(first, n uint64)) *foll
 		}
 		d := l.names.m[c.name]
 		if d == nil {
-			d = &durable{}
+			d = &durable{start: from}
 			l.names.m[c.name] = d
 		}
 		if d.live != nil {
@@ -130,6 +135,8 @@ func newFollower[T any](l *logOf[T], c *start, skip func(first, n uint64)) *foll
 			from = d.committed // resume after the last offset committed
 			f.committed.Store(d.committed)
 			f.delivered.Store(d.committed)
+		} else {
+			from = d.start // where the name's first follower started
 		}
 		f.named = d
 	}
