@@ -25,6 +25,7 @@ type refLog struct {
 	values    []int // offset i holds values[i]; the last count are kept
 	followers map[int]*refFollower
 	names     map[string]uint64 // the offset committed last, plus one
+	starts    map[string]uint64 // where the first follower with the name started
 	live      map[string]bool   // the names of live followers
 }
 
@@ -53,7 +54,7 @@ type refRead struct {
 }
 
 func newRefLog(count int) *refLog {
-	return &refLog{count: count, followers: map[int]*refFollower{}, names: map[string]uint64{}, live: map[string]bool{}}
+	return &refLog{count: count, followers: map[int]*refFollower{}, names: map[string]uint64{}, starts: map[string]uint64{}, live: map[string]bool{}}
 }
 
 // head is the offset of the oldest value kept; tail that of the next.
@@ -100,8 +101,17 @@ func (r *refLog) follow(id, kind, n int, name string, wait time.Duration) bool {
 	}
 	f := &refFollower{name: name, wait: wait, runStart: ^uint64(0)}
 	f.pos = r.fromLocked(kind, n)
-	if c := r.names[name]; name != "" && c > 0 {
-		f.pos, f.committed, f.delivered = c, c, c
+	if name != "" {
+		start, ok := r.starts[name]
+		if !ok {
+			start = f.pos
+			r.starts[name] = start
+		}
+		if c := r.names[name]; c > 0 {
+			f.pos, f.committed, f.delivered = c, c, c // after its last commit
+		} else {
+			f.pos = start // nothing committed: where the name started
+		}
 	}
 	f.lastEnd = f.pos
 	if name != "" {
