@@ -99,9 +99,6 @@ func (h *handler[T]) run() {
 	if o := h.s.opt; o != nil {
 		w.rd, w.feed = o.redrive, o.feed
 	}
-	if w.q != nil {
-		w.buf = make([]T, h.batch())
-	}
 	h.w = &w
 	// One deferred call, of a method: the frame of run is under every
 	// idle handler's wait (see TestAnIdleHandlerKeepsTheSmallestStack).
@@ -174,7 +171,7 @@ func (h *handler[T]) abandon(w *work[T]) {
 type work[T any] struct {
 	n, published localCounts     // counts, and those last published
 	q, rd        *queue.Queue[T] // the queue and the re-drive queue, if any; nil for a follower
-	buf          []T             // a batch taken from q or rd (see take)
+	buf          []T             // a batch taken from q or rd, made at the first (see take)
 	feed         feed[T]         // a follower's log, instead of the queues (see Follow)
 	off          uint64          // v's offset, from feed
 	bi, bn       int             // of the batch of bn values, from buf or feed, bi are handed out
@@ -288,6 +285,15 @@ func (h *handler[T]) batch() int {
 // take takes a batch from the re-drive queue, if it has values, else from
 // the queue; false if both are empty.
 func (h *handler[T]) take(w *work[T]) bool {
+	if w.buf == nil {
+		// Made for the first value: an idle handler holds no batch. (Ready
+		// false is what a Take would find; waitQueued looks again after
+		// its Sleep, so a value put meanwhile is not missed.)
+		if !w.q.Ready() && (w.rd == nil || !w.rd.Ready()) {
+			return false
+		}
+		w.buf = make([]T, h.batch())
+	}
 	from, n := w.rd, 0
 	if w.rd != nil {
 		n = w.rd.Take(w.buf)
