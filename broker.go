@@ -311,10 +311,14 @@ func (b *Broker) subscribeFollower[T any](s *sub[T], c *config[T], h func(*sub[T
 	}
 	// e.replay was set before e.log, which was loaded set.
 	s.opt.feed, s.opt.follower = e.replay.(feedMaker[T]).newFeed(st, s.skip)
-	if c.follow == followChannel && h == nil {
-		s.opt.pumped = make(chan struct{})
-		s.opt.feed.holdName() // until the pump, or what stands for it, ends
-		s.opt.feed.handOffTo(s.ch, &s.sent)
+	if c.follow == followChannel {
+		// Until the pump or the handler's worker, or what stands for it,
+		// ends, after its last commit.
+		s.opt.feed.holdName()
+		if h == nil {
+			s.opt.pumped = make(chan struct{})
+			s.opt.feed.handOffTo(s.ch, &s.sent)
+		}
 	}
 	if _, ok := b.register(s, s.sources(), c, h, true); !ok {
 		s.opt.feed.end()

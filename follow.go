@@ -217,12 +217,16 @@ func AckWait[T any](d time.Duration) Option[T] {
 // sends and commits one value at a time). Its name is taken until its
 // channel is closed, however it was cancelled (by a Context, or Shutdown):
 // until then, a follower started under the name panics. A handler commits
-// once its function returned nil, or the value is dead-lettered or lost. Broker.Seek moves a named one. A
-// handler follower's queue is the log: a stop with DiscardOnStop (or a
-// Shutdown whose context ends) discards the value in hand, and leaves the
-// values after it in the log, uncommitted (those it had read and not yet
-// given its function go back). Its FollowerStats count what it has read:
-// its Offset may be ahead of the value in hand by up to 16.
+// once its function returned nil, or the value is dead-lettered or lost;
+// its name is taken until its goroutine ends, once its last call has
+// returned and been committed (a stop that waits returns after that), so
+// that a handler started again under the name never runs beside it.
+// Broker.Seek moves a named one. A handler follower's queue is the log: a
+// stop with DiscardOnStop (or a Shutdown whose context ends) discards the
+// value in hand, and leaves the values after it in the log, uncommitted
+// (those it had read and not yet given its function go back). Its
+// FollowerStats count what it has read: its Offset may be ahead of the
+// value in hand by up to 16.
 func Follow[T any]() Option[T] { return follow[T](followChannel) }
 
 // follow is the Follow option, for a channel, a handler or a Follower.

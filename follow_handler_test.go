@@ -10,6 +10,7 @@ package topic_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -177,6 +178,63 @@ func TestFollowHandlerFollowerStoppedDuringBackoffResumesWithTheNext(t *testing.
 			t.Errorf("after the discard: %v, want 7", got)
 		}
 	})
+}
+
+// A stopped handler follower keeps its name while its last call runs: a
+// handler started under the name meanwhile panics, rather than handle the
+// value in flight beside it (with nothing committed yet, from the name's
+// start; with a value committed, from after it); once the stop has
+// returned, one started again resumes after the value the call handled.
+func TestFollowHandlerFollowerKeepsItsNameUntilItsLastCallReturns(t *testing.T) {
+	for _, committed := range []bool{false, true} {
+		t.Run(fmt.Sprint("committed=", committed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var b topic.Broker
+				b.Retain[fOrder](topic.Retention{Count: 100})
+				slow := 0 // the value whose call the stop waits for
+				if committed {
+					slow = 1
+				}
+				release := make(chan struct{})
+				var first []int
+				opts := []topic.Option[fOrder]{topic.Follow[fOrder](), topic.Name[fOrder]("h")}
+				stop := b.Handle(func(_ context.Context, v fOrder) error {
+					first = append(first, v.N)
+					if v.N == slow {
+						<-release
+					}
+					return nil
+				}, opts...)
+				for n := range slow + 2 {
+					b.Publish(fOrder{n})
+				}
+				synctest.Wait() // in the call of slow
+				stopped := make(chan struct{})
+				go func() { stop(); close(stopped) }()
+				synctest.Wait() // the stop waits for the call
+				var second []int
+				again := func() func() {
+					return b.Handle(func(_ context.Context, v fOrder) error {
+						second = append(second, v.N)
+						return nil
+					}, opts...)
+				}
+				msg, panicked := panicMessage(func() { again()() })
+				if !panicked || !strings.HasPrefix(msg, "topic: ") || !strings.Contains(msg, `"h"`) {
+					t.Errorf("committed %v: a handler started under the name while the last call ran: panicked %v with %q; handled %v", committed, panicked, msg, second)
+				}
+				close(release)
+				<-stopped
+				stop2 := again()
+				synctest.Wait()
+				stop2()
+				all := []int{0, 1, 2}[:slow+2] // published
+				if !slices.Equal(first, all[:slow+1]) || !slices.Equal(second, all[slow+1:]) {
+					t.Errorf("committed %v: the stopped handler handled %v, the one started again %v; want %v then %v", committed, first, second, all[:slow+1], all[slow+1:])
+				}
+			})
+		})
+	}
 }
 
 // Dead letters of a follower handler: published, the value committed.

@@ -64,9 +64,9 @@ type follower[T any] struct {
 	// to directly (see handoff), nil for any other; set before its
 	// subscription is registered, never changed.
 	h *handoff[T]
-	// pumped: its pump frees its name (see holdName); set before its
-	// subscription is registered, never changed.
-	pumped bool
+	// held: its pump or its handler's worker frees its name (see
+	// holdName); set before its subscription is registered, never changed.
+	held bool
 }
 
 // A sealPoint is where a follower's log stood when Shutdown closed the
@@ -302,8 +302,9 @@ func (f *follower[T]) unread() (skipped, unread uint64, ok bool) {
 }
 
 // end releases the follower, once, when its subscription is cancelled or
-// closed: it quits, and its name is free, but that of a channel follower,
-// which its pump frees once it has committed what it sent (see freeName).
+// closed: it quits, and its name is free, but that of a channel or handler
+// follower, which its pump or worker frees once it has committed what it
+// sent or handled (see holdName).
 func (f *follower[T]) end() {
 	if f.ended.Swap(true) {
 		return
@@ -317,7 +318,7 @@ func (f *follower[T]) end() {
 		}
 		a.mu.Unlock()
 	}
-	if !f.pumped {
+	if !f.held {
 		f.freeName()
 	}
 }
@@ -325,9 +326,11 @@ func (f *follower[T]) end() {
 // holdName keeps the follower's name, once it ends, until freeName: the
 // name of a channel follower, whose pump commits what the channel took
 // (what publications handed it included, see handoff) after the end, and
-// frees it then, so that a follower started again under the name resumes
-// after it. Called before its subscription is registered.
-func (f *follower[T]) holdName() { f.pumped = true }
+// of a handler follower, whose worker commits the value in hand once its
+// call returns; each frees it then, so that a follower started again under
+// the name resumes after it, and never runs beside it. Called before its
+// subscription is registered.
+func (f *follower[T]) holdName() { f.held = true }
 
 // freeName frees the follower's name, if it has one and still holds it.
 func (f *follower[T]) freeName() {

@@ -119,9 +119,13 @@ func (h *handler[T]) finish(w *work[T]) {
 	}
 }
 
-// end publishes the final counts, releases the handler and tells whoever
-// waits for it (stop, Shutdown, Settle) that it has ended.
+// end frees a follower's name, publishes the final counts, releases the
+// handler and tells whoever waits for it (stop, Shutdown, Settle) that it
+// has ended.
 func (h *handler[T]) end(w *work[T]) {
+	if w.feed != nil {
+		w.feed.freeName() // after its last commit (see holdName)
+	}
 	h.counts.store(&w.n, &w.published)
 	h.cancelCtx()
 	h.b.forgetHandler(h)
