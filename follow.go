@@ -40,7 +40,8 @@ var ErrClosed = errors.New("topic: follower closed")
 //     name, once the first is closed, resumes after it; while nothing is
 //     committed under the name, it starts where the name's first follower
 //     started (Replay applies only to the first: what was published after
-//     it is read, not passed over). Two live followers of T cannot share a
+//     it is read, or told as skipped if retention trimmed it meanwhile,
+//     never passed over silently). Two live followers of T cannot share a
 //     name: the second Follow panics.
 //   - AckWait makes a durable follower at least once: what it has read and
 //     not committed for that long is read again, from the first value read
