@@ -68,8 +68,9 @@ SHORT    ?= -short
 # race compiles the core without optimizations or inlining: its test
 # package, a type or more per test, each instantiating the core's generic
 # code, builds about a third faster, and its tests run as fast under the
-# detector, which orders the same synchronisation. The tests that count allocations pass so too, and run
-# optimized in stress. RACEGC= builds it optimized.
+# detector, which orders the same synchronisation. The tests that count
+# allocations pass so too, and run optimized in stress. RACEGC= builds it
+# optimized.
 RACEGC   ?= -gcflags=$(CORE)=-N -l
 # go vet's every check, run by go test on the packages it builds (by
 # default go test runs a few): race vets every package of every module,
