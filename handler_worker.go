@@ -290,10 +290,10 @@ func (h *handler[T]) batch() int {
 // the queue; false if both are empty.
 func (h *handler[T]) take(w *work[T]) bool {
 	if w.buf == nil {
-		// Made for the first value: an idle handler holds no batch. (Ready
-		// false is what a Take would find; waitQueued looks again after
+		// Made for the first value: an idle handler holds no batch. (Not
+		// ready is what a Take would find; waitQueued looks again after
 		// its Sleep, so a value put meanwhile is not missed.)
-		if !w.q.Ready() && (w.rd == nil || !w.rd.Ready()) {
+		if !w.ready() {
 			return false
 		}
 		w.buf = make([]T, h.batch())
@@ -311,6 +311,10 @@ func (h *handler[T]) take(w *work[T]) bool {
 	w.bi, w.bn, w.redriven = 0, n, from == w.rd
 	return true
 }
+
+// ready reports whether the queue or the re-drive queue has a value at its
+// head, or is closed (see queue.Queue.Ready).
+func (w *work[T]) ready() bool { return w.q.Ready() || w.rd != nil && w.rd.Ready() }
 
 // handOut returns the next value of the batch, which leaves its queue.
 func (h *handler[T]) handOut(w *work[T]) T {
@@ -338,7 +342,7 @@ func (h *handler[T]) waitQueued(w *work[T]) bool {
 	wt := w.q.Waiter()                 // the re-drive queue's too
 	for !w.q.Closed() {
 		wt.Sleep()
-		if !w.q.Ready() && (w.rd == nil || !w.rd.Ready()) {
+		if !w.ready() {
 			select {
 			case <-wt.C():
 			case r := <-h.probes:

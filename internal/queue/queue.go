@@ -47,9 +47,10 @@ import (
 // when tail-out, out loaded after the tail it would claim, is the capacity:
 // at that moment the queue held its capacity, as a send on a full channel
 // fails; an out that passed that tail (other putters and the taker moved
-// on) sends it back for the new tail. Since out <= head, a putter of p finds the value of p-len(cells)
-// claimed; if its taker is still reading it (seq p-len(cells)+1), the
-// putter waits, yielding, for that read of one cell to end.
+// on) sends it back for the new tail. Since out <= head, a putter of p
+// finds the value of p-len(cells) claimed; if its taker is still reading
+// it (seq p-len(cells)+1), the putter waits, yielding, for that read of one
+// cell to end.
 //
 // The taker waits through a Waiter, which one or more queues share (a
 // handler's queue and its re-drive queue), in one of three states: awake,
@@ -68,8 +69,9 @@ import (
 // A queue of capacity 0 is unbuffered, as a channel without a buffer: a Put
 // succeeds only if it takes the state from asleep to handing, which one Put
 // can, and no other until the taker has handed out that value (Done, or
-// Take OnTake, takes handing back to awake). That putter sends on wake once its value is in,
-// whatever the state: the taker may have found its cell not yet written.
+// Take OnTake, takes handing back to awake). That putter sends on wake once
+// its value is in, whatever the state: the taker may have found its cell
+// not yet written.
 type Queue[T any] struct {
 	_    [cacheLine]byte
 	tail atomic.Uint64 // the next position to put at
