@@ -185,9 +185,11 @@ func TestFollowHandlerFollowerStoppedDuringBackoffResumesWithTheNext(t *testing.
 // value in flight beside it (with nothing committed yet, from the name's
 // start; with a value committed, from after it); once the stop has
 // returned, one started again resumes after the value the call handled.
+// So too when its Context ends, which stops it without waiting.
 func TestFollowHandlerFollowerKeepsItsNameUntilItsLastCallReturns(t *testing.T) {
-	for _, committed := range []bool{false, true} {
-		t.Run(fmt.Sprint("committed=", committed), func(t *testing.T) {
+	for _, c := range []struct{ committed, byContext bool }{{false, false}, {true, false}, {false, true}} {
+		committed := c.committed
+		t.Run(fmt.Sprintf("committed=%v/context=%v", committed, c.byContext), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var b topic.Broker
 				b.Retain[fOrder](topic.Retention{Count: 100})
@@ -198,20 +200,26 @@ func TestFollowHandlerFollowerKeepsItsNameUntilItsLastCallReturns(t *testing.T) 
 				release := make(chan struct{})
 				var first []int
 				opts := []topic.Option[fOrder]{topic.Follow[fOrder](), topic.Name[fOrder]("h")}
+				ctx, end := context.WithCancel(context.Background())
 				stop := b.Handle(func(_ context.Context, v fOrder) error {
 					first = append(first, v.N)
 					if v.N == slow {
 						<-release
 					}
 					return nil
-				}, opts...)
+				}, append(opts, topic.Context[fOrder](ctx))...)
 				for n := range slow + 2 {
 					b.Publish(fOrder{n})
 				}
 				synctest.Wait() // in the call of slow
 				stopped := make(chan struct{})
-				go func() { stop(); close(stopped) }()
-				synctest.Wait() // the stop waits for the call
+				if c.byContext {
+					end() // stops it, and waits for nothing
+					close(stopped)
+				} else {
+					go func() { stop(); close(stopped) }()
+				}
+				synctest.Wait() // the stop, or the Context's end, waits for the call
 				var second []int
 				again := func() func() {
 					return b.Handle(func(_ context.Context, v fOrder) error {
@@ -225,6 +233,7 @@ func TestFollowHandlerFollowerKeepsItsNameUntilItsLastCallReturns(t *testing.T) 
 				}
 				close(release)
 				<-stopped
+				synctest.Wait() // its goroutine has ended
 				stop2 := again()
 				synctest.Wait()
 				stop2()
