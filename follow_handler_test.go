@@ -201,6 +201,7 @@ func TestFollowHandlerFollowerKeepsItsNameUntilItsLastCallReturns(t *testing.T) 
 				var first []int
 				opts := []topic.Option[fOrder]{topic.Follow[fOrder](), topic.Name[fOrder]("h")}
 				ctx, end := context.WithCancel(context.Background())
+				defer end()
 				stop := b.Handle(func(_ context.Context, v fOrder) error {
 					first = append(first, v.N)
 					if v.N == slow {
