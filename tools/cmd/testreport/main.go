@@ -33,6 +33,9 @@ type event struct {
 	Test       string
 	Output     string
 	ImportPath string // of a build-output event: the package being built
+	// FailedBuild, of a package's fail event, is the ImportPath of the
+	// build that failed it: its build-output says why.
+	FailedBuild string
 }
 
 // A key names one test of one package; Test is empty for the package's own
@@ -46,9 +49,12 @@ type report struct {
 	passed  int                      // tests and examples, subtests included
 	top     int                      // top-level tests and examples that passed
 	skipped int
+	builds  map[string]string // package -> the build that failed it
 }
 
-func newReport() *report { return &report{out: map[key]*strings.Builder{}} }
+func newReport() *report {
+	return &report{out: map[key]*strings.Builder{}, builds: map[string]string{}}
+}
 
 // add takes one event, writing its output to plain as well.
 func (r *report) add(e event, plain io.Writer) error {
@@ -79,6 +85,9 @@ func (r *report) add(e event, plain io.Writer) error {
 		}
 	case "fail":
 		r.failed = append(r.failed, k)
+		if e.Test == "" && e.FailedBuild != "" {
+			r.builds[e.Package] = e.FailedBuild
+		}
 	}
 	return nil
 }
@@ -96,13 +105,20 @@ func fileName(k key) string {
 }
 
 // outputOf is what a failed test printed: its own lines, and those of its
-// subtests, which the JSON tells apart but the reader wants together.
+// subtests, which the JSON tells apart but the reader wants together. For a
+// package that failed to build (or to vet), it is what its build said
+// first (the go command tells it apart, under the build's import path),
+// then the package's own lines ("[build failed]").
 func (r *report) outputOf(k key) string {
 	if k.Test == "" {
-		if b := r.out[k]; b != nil {
-			return b.String()
+		var s strings.Builder
+		if b := r.out[key{Package: r.builds[k.Package]}]; r.builds[k.Package] != "" && b != nil {
+			s.WriteString(b.String())
 		}
-		return ""
+		if b := r.out[k]; b != nil {
+			s.WriteString(b.String())
+		}
+		return s.String()
 	}
 	var subs []key
 	for o := range r.out {

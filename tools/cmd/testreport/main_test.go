@@ -77,3 +77,37 @@ func TestARunWithoutFailuresWritesNoFile(t *testing.T) {
 		t.Error("the folder of failures was made though nothing failed")
 	}
 }
+
+// A package whose test build failed vet: go test -json tells why in
+// build-output events under the build's import path, and the package's
+// own fail event only names that build.
+const vetFailed = `{"ImportPath":"p [p.test]","Action":"build-output","Output":"# p\n"}
+{"ImportPath":"p [p.test]","Action":"build-output","Output":"./p_test.go:3:39: fmt.Printf format %d has arg \"s\" of wrong type string\n"}
+{"ImportPath":"p [p.test]","Action":"build-fail"}
+{"Action":"start","Package":"p"}
+{"Action":"output","Package":"p","Output":"FAIL\tp [build failed]\n","OutputType":"frame"}
+{"Action":"fail","Package":"p","Elapsed":0,"FailedBuild":"p [p.test]"}
+`
+
+func TestAFailedBuildsFileSaysWhyItFailed(t *testing.T) {
+	dir := t.TempDir()
+	var summary strings.Builder
+	r := newReport()
+	if err := r.read(strings.NewReader(vetFailed), &strings.Builder{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.write(&summary, dir); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(dir, "p.txt")
+	if want := "0 tests and examples passed (0 with subtests), 0 skipped, 0 failed\nFAIL p (the package): " + name + "\n"; summary.String() != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", summary.String(), want)
+	}
+	got, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "# p\n./p_test.go:3:39: fmt.Printf format %d has arg \"s\" of wrong type string\nFAIL\tp [build failed]\n"; string(got) != want {
+		t.Errorf("the package's file:\n%s\nwant:\n%s", got, want)
+	}
+}
