@@ -22,24 +22,25 @@ import (
 const (
 	publishLimit = 5 * time.Second // for all publications
 	cleanupLimit = 2 * time.Second // for Close
-	settleLimit  = time.Second     // for goroutines to end after Close
+	settleLimit  = 3 * time.Second // for goroutines to end after Close, on a loaded machine too
 	rescueLimit  = 2 * time.Second // for an abandoned run to end once released
 )
 
 // A reliability is what one library did in the reliability scenario.
 type reliability struct {
 	lib             string
-	n               int   // publications attempted
-	published       int64 // publications that returned within publishLimit
-	finished        bool  // all of them did
-	received        int64 // by the counting subscriber
-	counted         int64 // its losses as the library counted them, -1 if it does not
-	stuckGoroutines int   // goroutines more than before, with the stuck subscriber still there
-	stuckHeap       int64 // heap bytes more than before, likewise
-	closed          bool  // Close returned within cleanupLimit
-	leftGoroutines  int   // goroutines more than before, after Close and a settling wait
-	leftHeap        int64 // heap bytes more than before, likewise
-	rescued         bool  // the publications and Close ended once the stuck subscriber was released
+	n               int    // publications attempted
+	published       int64  // publications that returned within publishLimit
+	finished        bool   // all of them did
+	received        int64  // by the counting subscriber
+	counted         int64  // its losses as the library counted them, -1 if it does not
+	stuckGoroutines int    // goroutines more than before, with the stuck subscriber still there
+	stuckHeap       int64  // heap bytes more than before, likewise
+	closed          bool   // Close returned within cleanupLimit
+	leftGoroutines  int    // goroutines more than before, after Close and a settling wait
+	leftHeap        int64  // heap bytes more than before, likewise
+	leftStacks      string // of this library's goroutines, if any was left
+	rescued         bool   // the publications and Close ended once the stuck subscriber was released
 }
 
 // lost is what the counting subscriber missed of the publications made.
@@ -105,7 +106,7 @@ func reliabilityOf(t *testing.T, n int) []reliability {
 		// Fewer goroutines than before is no leak: a goroutine of an earlier
 		// test may end while the scenario runs.
 		if !r.closed || r.leftGoroutines > 0 {
-			t.Errorf(lib.Name+": closed %v, %d goroutines left after cancelling", r.closed, r.leftGoroutines)
+			t.Errorf(lib.Name+": closed %v, %d goroutines left after cancelling; this library's goroutines then:\n%s", r.closed, r.leftGoroutines, r.leftStacks)
 		}
 	}
 	return rs
@@ -171,6 +172,9 @@ func measure(lib compare.Lib, n int) reliability {
 	r.received = c.Load()
 	settle(goroutines, baseGoroutines)
 	r.leftGoroutines, r.leftHeap = goroutines()-baseGoroutines, liveHeap()-baseHeap
+	if r.leftGoroutines > 0 && strings.HasPrefix(lib.Name, "topic") {
+		r.leftStacks = strings.Join(oursStacks(), "\n\n")
+	}
 
 	stuck.Release()
 	r.rescued = waitFor(published, rescueLimit) && waitFor(closed, rescueLimit)
@@ -199,7 +203,10 @@ func settle(goroutines func() int, base int) {
 
 // ours counts the goroutines that run this library's code, or the
 // adapter's (a subscriber's loop): those with such a frame on their stack.
-func ours() int {
+func ours() int { return len(oursStacks()) }
+
+// oursStacks returns the stacks of the goroutines ours counts.
+func oursStacks() []string {
 	buf := make([]byte, 1<<16)
 	for {
 		n := runtime.Stack(buf, true)
@@ -209,16 +216,16 @@ func ours() int {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	count := 0
+	var stacks []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		for _, line := range strings.Split(g, "\n") {
 			if strings.HasPrefix(line, "github.com/seedaa7df82c/topic.") || strings.HasPrefix(line, "github.com/seedaa7df82c/topic/compare.") {
-				count++
+				stacks = append(stacks, g)
 				break
 			}
 		}
 	}
-	return count
+	return stacks
 }
 
 // liveHeap is the heap in use after a collection.
