@@ -150,14 +150,7 @@ func measure(lib compare.Lib, n int) reliability {
 		waitFor(c.Reached(), publishLimit)
 	}
 	time.Sleep(20 * time.Millisecond) // let goroutines handed a value start
-	// The fewest of a few looks: a timer's function (the log's clock tick)
-	// runs on a goroutine of its own for a moment.
-	stuckGoroutines := goroutines()
-	for range 10 {
-		time.Sleep(time.Millisecond)
-		stuckGoroutines = min(stuckGoroutines, goroutines())
-	}
-	r.stuckGoroutines, r.stuckHeap = stuckGoroutines-baseGoroutines, liveHeap()-baseHeap
+	r.stuckGoroutines, r.stuckHeap = fewest(goroutines)-baseGoroutines, liveHeap()-baseHeap
 	r.counted = -1
 	if lc, ok := bus.(compare.LossCounter); ok && r.finished {
 		r.counted = lc.CountedLosses() // final: losses are counted as publications return
@@ -171,7 +164,7 @@ func measure(lib compare.Lib, n int) reliability {
 	r.closed = waitFor(closed, cleanupLimit)
 	r.received = c.Load()
 	settle(goroutines, baseGoroutines)
-	r.leftGoroutines, r.leftHeap = goroutines()-baseGoroutines, liveHeap()-baseHeap
+	r.leftGoroutines, r.leftHeap = fewest(goroutines)-baseGoroutines, liveHeap()-baseHeap
 	if r.leftGoroutines > 0 && strings.HasPrefix(lib.Name, "topic") {
 		r.leftStacks = strings.Join(oursStacks(), "\n\n")
 	}
@@ -192,6 +185,19 @@ func waitFor(ch <-chan struct{}, d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// fewest returns the fewest goroutines of a few looks a millisecond apart: a
+// timer's function (the log's clock tick) runs on a goroutine of its own
+// for a moment, which one look may catch; a goroutine left behind is in
+// every look.
+func fewest(goroutines func() int) int {
+	n := goroutines()
+	for range 10 {
+		time.Sleep(time.Millisecond)
+		n = min(n, goroutines())
+	}
+	return n
 }
 
 // settle waits up to settleLimit for the goroutine count to fall to base.
