@@ -74,7 +74,7 @@ SHORT    ?= -short
 RACEGC   ?= -gcflags=$(CORE)=-N -l
 # staticcheck's build (go list -export), which smoke, vet-topics and browser
 # take from the build cache, compiles the core without inlining: its test
-# package builds in two thirds of the CPU time (87 s where 122 s inlined),
+# package builds in about 70 % of the CPU time (87 s where 122 s inlined),
 # and none of them measures the code the compiler makes (smoke runs each
 # benchmark once, so that none rots). A flag without a space: staticcheck
 # takes it through GOFLAGS. LINTGC= builds it inlined.
