@@ -112,8 +112,10 @@ func fileName(k key) string {
 func (r *report) outputOf(k key) string {
 	if k.Test == "" {
 		var s strings.Builder
-		if b := r.out[key{Package: r.builds[k.Package]}]; r.builds[k.Package] != "" && b != nil {
-			s.WriteString(b.String())
+		if build := r.builds[k.Package]; build != "" {
+			if b := r.out[key{Package: build}]; b != nil {
+				s.WriteString(b.String())
+			}
 		}
 		if b := r.out[k]; b != nil {
 			s.WriteString(b.String())

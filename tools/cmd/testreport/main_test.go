@@ -54,6 +54,10 @@ func TestAFailedTestsOutputIsKeptAndNamed(t *testing.T) {
 	if want := "=== RUN   TestBad\n--- FAIL: TestBad (0.00s)\n    bad_test.go:9: got 1, want 2\n"; string(bad) != want {
 		t.Errorf("TestBad's file:\n%s\nwant:\n%s", bad, want)
 	}
+	// The line outside the JSON is nobody's failure: q failed in no build.
+	if q, err := os.ReadFile(filepath.Join(dir, "q.txt")); err != nil || string(q) != "panic: at init\n" {
+		t.Errorf("q's file: %q, %v; want only its own line", q, err)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "p.txt")); err == nil {
 		t.Error("the package of a failed test got a file of its own")
 	}
