@@ -77,8 +77,9 @@ RACEGC   ?= -gcflags=$(CORE)=-N -l
 # package builds in about 70 % of the CPU time (87 s where 122 s inlined),
 # and none of them measures the code the compiler makes (smoke runs each
 # benchmark once, so that none rots). A flag without a space: staticcheck
-# takes it through GOFLAGS. LINTGC= builds it inlined.
+# takes it through GOFLAGS (LINTENV). LINTGC= builds it inlined.
 LINTGC   ?= -gcflags=$(CORE)=-l
+LINTENV   = GOFLAGS='$(strip $(GOFLAGS) $(LINTGC))'
 # go vet's every check, run by go test on the packages it builds (by
 # default go test runs a few): race vets every package of every module,
 # from the export data of its own build, where a go vet beside it would
@@ -222,7 +223,7 @@ build32: ## the core built for a 32-bit platform (386), where a 64-bit atomic mu
 	GOARCH=386 $(GO) build .
 
 staticcheck: ## staticcheck on the packages of every module but the comparison harness, in one run
-	GOFLAGS='$(strip $(GOFLAGS) $(LINTGC))' $(TOOL) staticcheck $(NOSWEEPS) $(LIBPKGS)
+	$(LINTENV) $(TOOL) staticcheck $(NOSWEEPS) $(LIBPKGS)
 
 vet-topics: | $(DIST) ## topicvet's tests, then its checks on TOPICPKGS, through go vet (which reuses the build cache); clean, or each finding silenced with its reason
 	cd topicvet && $(GO) build -o $(TOPICVET) ./cmd/topicvet && $(GO) test $(VETALL) $(call count) -run '$(RUN)' ./...
@@ -256,7 +257,7 @@ demo: ## run the demo program, then serve a busy broker's debug page on SERVE (1
 
 browser: chromium | $(DIST) ## the demo's debug page in headless Chromium (Debian's chromium): its DOM checked, a screenshot in dist/debug-page.png
 	$(GO) vet -tags browser $(LINTGC) ./cmd/topic-demo
-	GOFLAGS='$(strip $(GOFLAGS) $(LINTGC))' $(TOOL) staticcheck -tags browser ./cmd/topic-demo
+	$(LINTENV) $(TOOL) staticcheck -tags browser ./cmd/topic-demo
 	$(GO) test -tags browser $(LINTGC) -count=1 -run '^TestDebugPageInBrowser$$' -v ./cmd/topic-demo
 
 chromium: ## install Debian's chromium, which make browser runs, when it is missing (with sudo when not root)
