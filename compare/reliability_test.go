@@ -22,7 +22,7 @@ import (
 const (
 	publishLimit = 5 * time.Second // for all publications
 	cleanupLimit = 2 * time.Second // for Close
-	settleLimit  = 3 * time.Second // for goroutines to end after Close, on a loaded machine too
+	settleLimit  = time.Second     // for goroutines to end after Close
 	rescueLimit  = 2 * time.Second // for an abandoned run to end once released
 )
 
