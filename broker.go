@@ -305,7 +305,7 @@ func (b *Broker) subscribeFollower[T any](s *sub[T], c *config[T], h func(*sub[T
 	}
 	s.ch = make(chan T, capacity)
 	s.opt = &subOptions[T]{name: c.name, onLoss: c.onLoss}
-	st := &start{name: c.name, ackWait: c.ackWait}
+	st := &start{name: c.name, ackWait: c.ackWait, pushed: c.follow != followPull}
 	if c.start != nil {
 		st.at = *c.start
 	}

@@ -64,6 +64,8 @@ func (r logReplay[T, V]) newFeed(st *start, skip func(first, n uint64)) (feed[V]
 	var fd any = valueFeed[T]{f}
 	if r.records {
 		fd = recordFeed[T]{f}
+	} else {
+		f.values = st.pushed // its values are sent, and no record's Time
 	}
 	return fd.(feed[V]), f // Safety: V is T, or Record[T] if records is set
 }

@@ -79,7 +79,10 @@ func (f *follower[T]) readAt(buf []Record[T], redo bool) int {
 				// stack and then copied, and the copy's 16-byte loads
 				// wait for the 8-byte stores that built it.
 				p := &buf[n]
-				p.Offset, p.Time, p.Value, p.Skipped = o, l.timeOf(c.Nanos), c.Value, 0
+				p.Offset, p.Value, p.Skipped = o, c.Value, 0
+				if !f.values {
+					p.Time = l.timeOf(c.Nanos)
+				}
 				n++
 			}
 			r.Unpin(pinned)

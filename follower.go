@@ -67,6 +67,11 @@ type follower[T any] struct {
 	// held: its pump or its handler's worker frees its name (see
 	// holdName); set before its subscription is registered, never changed.
 	held bool
+	// values: it is read for its values and offsets only (a valueFeed's
+	// that a pump or a handler's worker reads), and its reads of the ring leave the records' Time unset, the most
+	// of a read's cost after the copy; set before it is first read, never
+	// changed.
+	values bool
 }
 
 // A sealPoint is where a follower's log stood when Shutdown closed the
@@ -150,6 +155,7 @@ type start struct {
 	at      Start
 	name    string
 	ackWait time.Duration
+	pushed  bool // read by a pump or a handler's worker, not a Follower's Read
 }
 
 func (f *follower[T]) seek(o uint64) {

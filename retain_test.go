@@ -694,7 +694,9 @@ func TestRetentionByAgeStillTrimsByCount(t *testing.T) {
 }
 
 // A record carries the offset and the time of its publication: the same on
-// a live Record subscription, a replaying one and a pull read.
+// a live Record subscription, a replaying one, a pull read, and each way of
+// following the log: a Follower's Read, a channel follower of records and a
+// handler following them.
 func TestRecordsCarryOffsetAndTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
@@ -712,7 +714,23 @@ func TestRecordsCarryOffsetAndTime(t *testing.T) {
 		replayed, cancel := b.Subscribe(topic.Buffer[topic.Record[retainTick]](10), topic.Replay[topic.Record[retainTick]](topic.Earliest()))
 		defer cancel()
 		read, _, _ := b.Read[retainTick](0, 10)
-		for name, got := range map[string][]topic.Record[retainTick]{"live": retainTake(live), "replayed": retainTake(replayed), "read": read} {
+		f := b.Follow[retainTick](topic.Replay[retainTick](topic.Earliest()))
+		defer f.Close()
+		followerRead := make([]topic.Record[retainTick], 10)
+		followerRead = followerRead[:f.Read(followerRead)]
+		from := topic.Replay[topic.Record[retainTick]](topic.Earliest())
+		followed, cancel := b.Subscribe(topic.Follow[topic.Record[retainTick]](), topic.Buffer[topic.Record[retainTick]](10), from)
+		defer cancel()
+		handled := make(chan topic.Record[retainTick], 10)
+		defer b.Handle(func(_ context.Context, r topic.Record[retainTick]) error {
+			handled <- r
+			return nil
+		}, topic.Follow[topic.Record[retainTick]](), from)()
+		synctest.Wait() // the pump and the handler have taken all three
+		for name, got := range map[string][]topic.Record[retainTick]{
+			"live": retainTake(live), "replayed": retainTake(replayed), "read": read,
+			"Follower.Read": followerRead, "channel follower": retainTake(followed), "handler follower": retainTake(handled),
+		} {
 			if len(got) != 3 {
 				t.Fatalf("%s: %d records, want 3", name, len(got))
 			}
