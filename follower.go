@@ -67,10 +67,10 @@ type follower[T any] struct {
 	// held: its pump or its handler's worker frees its name (see
 	// holdName); set before its subscription is registered, never changed.
 	held bool
-	// values: it is read for its values and offsets only (a valueFeed's
-	// that a pump or a handler's worker reads), and its reads of the ring leave the records' Time unset, the most
-	// of a read's cost after the copy; set before it is first read, never
-	// changed.
+	// values: it is read for its values and offsets only (the valueFeed
+	// of a pump or a handler's worker), and its reads of the ring leave
+	// the records' Time unset, the most of a read's cost after the copy;
+	// set before it is first read, never changed.
 	values bool
 }
 
