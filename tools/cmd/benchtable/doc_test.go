@@ -125,3 +125,44 @@ func TestTheLatencySectionSaysWhatTheMachineStalled(t *testing.T) {
 		t.Error("a run without the stalls benchmark mentions it")
 	}
 }
+
+// losslessRounds is two rounds of BenchmarkLossless at n=1 in two of its
+// modes, with the CPU time per value a unix run reports.
+const losslessRounds = `cpu: Test CPU
+BenchmarkLossless/mode=channel/n=1-2          	1000	       100.0 ns/op	       100.0 cpu-ns/value	       100.0 ns/value	  10000000 values/s	       0 B/op	       0 allocs/op
+BenchmarkLossless/mode=channel-follower/n=1-2 	1000	       150.0 ns/op	       300.0 cpu-ns/value	       150.0 ns/value	   6666666 values/s	       0 B/op	       0 allocs/op
+BenchmarkLossless/mode=channel/n=1-2          	1000	       100.0 ns/op	       200.0 cpu-ns/value	       100.0 ns/value	  10000000 values/s	       0 B/op	       0 allocs/op
+BenchmarkLossless/mode=channel-follower/n=1-2 	1000	       150.0 ns/op	       500.0 cpu-ns/value	       150.0 ns/value	   6666666 values/s	       0 B/op	       0 allocs/op
+`
+
+// A run that reports the lossless modes' CPU time per value gets a table
+// of it after their time per value, each ratio the median of the rounds'
+// (3 and 2.5: 2.75); a run without it, on a system that does not tell it,
+// gets no such table.
+func TestTheLosslessCPUTableIsWrittenWhenTheRunHasIt(t *testing.T) {
+	res := new(benchread.Set)
+	if _, err := res.Read(strings.NewReader(losslessRounds), "rounds"); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	writeDoc(&b, res, testStamp)
+	doc := b.String()
+	row := "| 1 consumer, a channel follower per consumer (`Subscribe` with `Follow`) |"
+	time, cpu := strings.Index(doc, "## "+losslessTitle+"\n"), strings.Index(doc, "## "+losslessCPUTitle+"\n\n"+notes[losslessCPUTitle])
+	if time < 0 || cpu < time {
+		t.Fatalf("the document lacks the CPU table after the time table:\n%s", doc)
+	}
+	for _, want := range []string{row + " 150 ns | 1.50× channel | 0 |", row + " 400 ns | 2.75× channel | 0 |"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the document lacks %q:\n%s", want, doc)
+		}
+	}
+	if strings.Index(doc, row+" 400 ns") < cpu {
+		t.Errorf("the CPU figure is not in the CPU table:\n%s", doc)
+	}
+	b.Reset()
+	writeDoc(&b, readRounds(t), testStamp)
+	if strings.Contains(b.String(), losslessCPUTitle) {
+		t.Errorf("a run without the CPU time has its table:\n%s", b.String())
+	}
+}

@@ -114,14 +114,22 @@ func sections() []section {
 			{label: "the same from GOMAXPROCS goroutines", bench: "PublishRetainedParallel", base: "PublishParallelOneType", baseLabel: "parallel, not retained"},
 		}},
 		followers(),
-		lossless(),
+		lossless(losslessTitle, "ns/value"),
 	}
 }
 
-// lossless is the table of BenchmarkLossless: each mode's time per value
-// delivered against the buffered channel per consumer at the same n.
-func lossless() section {
-	s := section{title: "Lossless delivery"}
+// The titles of BenchmarkLossless's tables: its time per value, and the
+// CPU time per value of runs that report it (see write).
+const (
+	losslessTitle    = "Lossless delivery"
+	losslessCPUTitle = "Lossless delivery: CPU per value"
+)
+
+// lossless is a table of BenchmarkLossless: each mode's figure per value
+// delivered in unit (ns/value, its time; cpu-ns/value, the CPU time of the
+// process) against the buffered channel per consumer at the same n.
+func lossless(title, unit string) section {
+	s := section{title: title}
 	modes := []struct{ mode, label string }{
 		{"channel", "a buffered channel per consumer, the publisher blocking (**baseline**)"},
 		{"channel-follower", "a channel follower per consumer (`Subscribe` with `Follow`)"},
@@ -133,7 +141,7 @@ func lossless() section {
 		base := fmt.Sprintf("Lossless/mode=channel/n=%d", n)
 		for _, m := range modes {
 			r := row{label: fmt.Sprintf("%s, %s", plural(n, "consumer"), m.label),
-				bench: fmt.Sprintf("Lossless/mode=%s/n=%d", m.mode, n), unit: "ns/value"}
+				bench: fmt.Sprintf("Lossless/mode=%s/n=%d", m.mode, n), unit: unit}
 			if m.mode != "channel" {
 				r.base, r.baseLabel = base, "channel"
 			}
@@ -240,7 +248,13 @@ func write(w io.Writer, res *benchread.Set, heading string, notes map[string]str
 			fmt.Fprintf(w, "%s\n\n", n)
 		}
 	}
-	for _, s := range sections() {
+	ss := sections()
+	// The CPU time per value, after the time per value, from a run on a
+	// system that tells it (BenchmarkLossless reports it on unix).
+	if values(res, "Lossless/mode=channel/n=1", "cpu-ns/value") != nil {
+		ss = append(ss, lossless(losslessCPUTitle, "cpu-ns/value"))
+	}
+	for _, s := range ss {
 		title(s.title)
 		fmt.Fprintf(w, "| path | time | ratio | allocs/op |\n|---|---:|---|---:|\n")
 		for _, r := range s.rows {
