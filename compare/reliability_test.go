@@ -124,8 +124,8 @@ func measure(lib compare.Lib, n int) reliability {
 	// log is kept until its clock's timer stops, 50 ms after the last
 	// publication.
 	time.Sleep(100 * time.Millisecond)
-	goroutines := runtime.NumGoroutine
-	if strings.HasPrefix(lib.Name, "topic") {
+	goroutines, own := runtime.NumGoroutine, strings.HasPrefix(lib.Name, "topic")
+	if own {
 		goroutines = ours
 	}
 	baseGoroutines, baseHeap := goroutines(), liveHeap()
@@ -165,7 +165,7 @@ func measure(lib compare.Lib, n int) reliability {
 	r.received = c.Load()
 	settle(goroutines, baseGoroutines)
 	r.leftGoroutines, r.leftHeap = fewest(goroutines)-baseGoroutines, liveHeap()-baseHeap
-	if r.leftGoroutines > 0 && strings.HasPrefix(lib.Name, "topic") {
+	if r.leftGoroutines > 0 && own {
 		r.leftStacks = strings.Join(oursStacks(), "\n\n")
 	}
 
