@@ -35,7 +35,7 @@ LIBMODULES = $(filter-out $(HARNESS),$(MODULES))
 # cold make race.
 ANALYZERS  = topicvet
 RACEMODULES = $(filter-out $(ANALYZERS),$(LIBMODULES))
-LIBPKGS    = ./... $(foreach m,$(filter-out .,$(LIBMODULES)),./$(m)/...)
+RACEPKGS   = ./... $(foreach m,$(filter-out .,$(RACEMODULES)),./$(m)/...)
 RUN      ?= .
 BENCH    ?= .
 COUNT    ?=
@@ -57,29 +57,32 @@ TESTOUT  ?= $(DIST)
 # The tag that leaves out the thousand types of the sweep benchmarks
 # (bench_sweep_test.go): a minute of every build of the test package,
 # saved where they do not run: test, race, cover, stress and staticcheck
-# leave them out; smoke runs the other benchmarks from the build of
-# staticcheck and stress, and type-checks the sweeps (go vet).
+# leave them out; smoke runs the other benchmarks from the builds of race
+# and stress, and type-checks the sweeps (go vet).
 NOSWEEPS ?= -tags topic_nosweeps
 # race runs the tests -short: the stress tests run a fraction of their
 # rounds under the detector (which finds a race in any run where two
 # accesses are unordered, not only when they collide), and all of them
 # without it, in cover. SHORT= runs them whole.
 SHORT    ?= -short
-# race compiles the core without optimizations or inlining: its test
-# package, a type or more per test, each instantiating the core's generic
-# code, builds about a third faster, and its tests run as fast under the
-# detector, which orders the same synchronisation. The tests that count
-# allocations pass so too, and run optimized in stress. RACEGC= builds it
-# optimized.
-RACEGC   ?= -gcflags=$(CORE)=-N -l
-# staticcheck's build (go list -export), which smoke, vet-topics and browser
-# take from the build cache, compiles the core without inlining: its test
-# package builds in about 70 % of the CPU time (87 s where 122 s inlined),
-# and none of them measures the code the compiler makes (smoke runs each
-# benchmark once, so that none rots). A flag without a space: staticcheck
-# takes it through GOFLAGS (LINTENV). LINTGC= builds it inlined.
-LINTGC   ?= -gcflags=$(CORE)=-l
-LINTENV   = GOFLAGS='$(strip $(GOFLAGS) $(LINTGC))'
+# race compiles the core without inlining: its test package, a type or
+# more per test, each instantiating the core's generic code, builds faster,
+# and its tests run as fast under the detector, which orders the same
+# synchronisation. The tests that count allocations pass so too, and run
+# inlined in stress. RACEGC= builds it inlined.
+RACEGC   ?= -gcflags=$(CORE)=-l
+# The race detector's build (RACEBUILD) is the only build of the modules
+# it tests: staticcheck (go list -export), smoke's benchmarks of the
+# packages other than the core, vet-topics and browser take it from the
+# build cache, run after race, rather than compile nats-server, the
+# OpenTelemetry SDK and the core's test package once more without the
+# detector (none of them measures the code the compiler makes). The files
+# a race build leaves out (guard_increment_tso.go, handler_stack_test.go)
+# staticcheck does not see: smoke vets the core's package without the
+# detector. Flags without a space: staticcheck takes them through GOFLAGS
+# (RACEENV).
+RACEBUILD = -race $(RACEGC)
+RACEENV   = GOFLAGS='$(strip $(GOFLAGS) $(RACEBUILD))'
 # go vet's every check, run by go test on the packages it builds (by
 # default go test runs a few): race vets every package of every module,
 # from the export data of its own build, where a go vet beside it would
@@ -91,8 +94,10 @@ COVERVET ?= -vet=off
 # stress's with STRESSCOVER=1 (make check), which measures it on the same
 # tests run whole. Not in the race detector's build: there the counters are
 # atomic, and the detector watches each, which made the race run three times
-# as long.
-coverflags = -cover -coverpkg=$(COVERPKG) -coverprofile=$(abspath $(DIST))/cover.out
+# as long. COVERBUILD is what they compile; smoke builds the core's
+# benchmarks so too, from stress's build in make check.
+COVERBUILD = -cover -coverpkg=$(COVERPKG)
+coverflags = $(COVERBUILD) -coverprofile=$(abspath $(DIST))/cover.out
 STRESSCOVER ?=
 PROF     ?= cpu
 REV      ?=
@@ -131,7 +136,7 @@ test: ## run the tests of every module
 	$(call each,$(GO) test $(NOSWEEPS) $(call count) -run '$(RUN)' $(PKG))
 
 race: | $(DIST) ## the tests of every module but the harness and topicvet (see vet-topics) under the race detector, -short (SHORT= runs them whole), uncached (RACECOUNT= caches them), and go vet's every check on them; a failed test's output in TESTOUT/race-failed/
-	@MODULES='$(RACEMODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) -race $(if $(RACEGC),'$(RACEGC)') $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
+	@MODULES='$(RACEMODULES)' bash scripts/gotest race $(TESTOUT) $(NOSWEEPS) $(SHORT) $(RACEBUILD) $(VETALL) $(if $(COUNT),-count=$(COUNT),$(RACECOUNT)) -run '$(RUN)' $(PKG)
 
 stress: | $(DIST) ## the tests of the core, its reference models and its mechanisms run whole, without the race detector (which race runs them under, -short); STRESSCOVER=1 (make check) measures coverage as cover does, on the same run
 	@MODULES=. ROOTFLAGS='$(if $(STRESSCOVER),$(coverflags))' bash scripts/gotest stress $(TESTOUT) $(NOSWEEPS) -vet=off -run '$(RUN)' . ./internal/reference ./internal/ring ./internal/queue
@@ -222,12 +227,13 @@ vet: build32 ## go vet on the packages of every module, and the core built for a
 build32: ## the core built for a 32-bit platform (386), where a 64-bit atomic must be aligned and int is 32 bits
 	GOARCH=386 $(GO) build .
 
-staticcheck: ## staticcheck on the packages of every module but the comparison harness, in one run
-	$(LINTENV) $(TOOL) staticcheck $(NOSWEEPS) $(LIBPKGS)
+staticcheck: ## staticcheck on the packages of every module but the comparison harness: those race tests from the race detector's build, topicvet's without the detector, as vet-topics builds them
+	$(RACEENV) $(TOOL) staticcheck $(NOSWEEPS) $(RACEPKGS)
+	$(TOOL) staticcheck ./$(ANALYZERS)/...
 
 vet-topics: | $(DIST) ## topicvet's tests, then its checks on TOPICPKGS, through go vet (which reuses the build cache); clean, or each finding silenced with its reason
 	cd topicvet && $(GO) build -o $(TOPICVET) ./cmd/topicvet && $(GO) test $(VETALL) $(call count) -run '$(RUN)' ./...
-	$(GO) vet -vettool=$(TOPICVET) $(LINTGC) $(TOPICPKGS)
+	$(GO) vet -vettool=$(TOPICVET) $(RACEBUILD) $(TOPICPKGS)
 
 topic-graph: | $(DIST) ## the demo's topic graph (topicvet graph -format dot) drawn by Graphviz, installed when missing, into docs/topic-graph.svg
 	@command -v dot >/dev/null || { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -246,19 +252,20 @@ fmt-check: ## fail, listing them, if any Go file of the repository (tracked, or 
 fuzz: ## fuzz each target of FUZZ against its reference model for FUZZTIME (one build, internal/reference); FUZZMIN caps each minimization
 	set -e; cd internal/reference; for f in $(FUZZ); do $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMIN) .; done
 
-smoke: | $(DIST) ## every benchmark of every module once, so none rots, but the core's sweeps, which it type-checks; in make check, the core's from the build staticcheck left
-	$(GO) vet $(LINTGC) .
-	$(GO) test -c $(NOSWEEPS) $(LINTGC) -o $(DIST)/smoke.test .
+smoke: | $(DIST) ## every benchmark of every module once, so none rots, but the core's sweeps, which it type-checks; in make check, the core's from stress's build, the others' from race's and vet-topics'
+	$(GO) vet $(RACEGC) .
+	$(GO) test -c $(NOSWEEPS) $(COVERBUILD) -o $(DIST)/smoke.test .
 	$(DIST)/smoke.test -test.run='^$$' -test.bench=. -test.benchtime=1x
-	$(call eachof,$(LIBMODULES),$(GO) test $(LINTGC) -run '^$$' -bench . -benchtime=1x $$($(GO) list ./... | grep -vx '$(CORE)'))
+	$(call eachof,$(RACEMODULES),$(GO) test $(RACEBUILD) -run '^$$' -bench . -benchtime=1x $$($(GO) list ./... | grep -vx '$(CORE)'))
+	$(call eachof,$(ANALYZERS),$(GO) test -run '^$$' -bench . -benchtime=1x ./...)
 
 demo: ## run the demo program, then serve a busy broker's debug page on SERVE (127.0.0.1:PORT; PORT=0 a free port) until interrupted; SERVE= only runs it
 	$(GO) run ./cmd/topic-demo $(if $(SERVE),-serve $(SERVE))
 
 browser: chromium | $(DIST) ## the demo's debug page in headless Chromium (Debian's chromium): its DOM checked, a screenshot in dist/debug-page.png
-	$(GO) vet -tags browser $(LINTGC) ./cmd/topic-demo
-	$(LINTENV) $(TOOL) staticcheck -tags browser ./cmd/topic-demo
-	$(GO) test -tags browser $(LINTGC) -count=1 -run '^TestDebugPageInBrowser$$' -v ./cmd/topic-demo
+	$(GO) vet -tags browser $(RACEBUILD) ./cmd/topic-demo
+	$(RACEENV) $(TOOL) staticcheck -tags browser ./cmd/topic-demo
+	$(GO) test -tags browser $(RACEBUILD) -count=1 -run '^TestDebugPageInBrowser$$' -v ./cmd/topic-demo
 
 chromium: ## install Debian's chromium, which make browser runs, when it is missing (with sudo when not root)
 	@command -v chromium >/dev/null || { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
