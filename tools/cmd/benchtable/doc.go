@@ -52,10 +52,14 @@ var notes = map[string]string{
 		"(`BenchmarkLatency`), at a fixed offered rate the consumers keep up with: its median, " +
 		"99th and 99.9th percentiles over every value, from a histogram exact to 0.8 %. The " +
 		"publisher stamps each value just before its `Publish` and yields the processor until the " +
-		"next is due. A tail of milliseconds that the plain channel, with no broker, shows too " +
-		"is the machine's: a consumer waiting for a processor. On a shared machine the 99th " +
-		"percentile and above move several-fold between runs of the same mode, the channel's " +
-		"included: compare them over several runs, not one table.",
+		"next is due. All the modes are measured in one run, each on a broker of its own and after " +
+		"a warm-up that lets its log grow to what it keeps and wrap: the publisher takes them in " +
+		"turn, a quarter of a millisecond each, in an order shuffled for each turn, so that the " +
+		"machine's stalls fall on all of them alike, and each ratio reads a mode against the " +
+		"channel of the same run. A tail of milliseconds that the plain channel, with no broker, " +
+		"shows too is the machine's: a consumer waiting for a processor whose thread the machine " +
+		"has stopped. Such a stall delays the one consumer waiting there, so the 99.9th " +
+		"percentile still moves from run to run.",
 	"Followers": "Followers read the log at their own pace: the publisher's cost with followers " +
 		"reading, waiting or not, the reads themselves per value, and the wake-up of a parked " +
 		"follower against a goroutine woken from a channel receive.",

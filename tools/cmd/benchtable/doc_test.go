@@ -89,20 +89,23 @@ func TestTheSummaryReplacesOnlyItsBlock(t *testing.T) {
 	}
 }
 
-// latencyRounds is two rounds with a latency row and the machine's stalls.
+// latencyRounds is two rounds of a latency run of two modes, and the
+// machine's stalls.
 const latencyRounds = `goos: linux
 goarch: amd64
 cpu: Test CPU
 BenchmarkRawSend-2                                 	1000	        40.0 ns/op
-BenchmarkLatency/rate=10k/mode=channel/n=1-2       	1000	    100000 ns/op	       200 p50-ns	      5000 p99-ns	     20000 p99.9-ns	       100 rate-%
+BenchmarkLatency/rate=10k/n=1-2       	1000	    100000 ns/op	       200 channel-p50-ns	      5000 channel-p99-ns	     20000 channel-p99.9-ns	       300 handler-p50-ns	      5000 handler-p99-ns	     30000 handler-p99.9-ns	       100 rate-%
 BenchmarkMachineStalls-2                           	1000	     10000 ns/op	   4000000 max-stall-ns	        20 stalls/s	       1.5 stalled-%
 BenchmarkRawSend-2                                 	1000	        20.0 ns/op
-BenchmarkLatency/rate=10k/mode=channel/n=1-2       	1000	    100000 ns/op	       200 p50-ns	      7000 p99-ns	     30000 p99.9-ns	       100 rate-%
+BenchmarkLatency/rate=10k/n=1-2       	1000	    100000 ns/op	       200 channel-p50-ns	      7000 channel-p99-ns	     30000 channel-p99.9-ns	       500 handler-p50-ns	     21000 handler-p99-ns	     40000 handler-p99.9-ns	       100 rate-%
 BenchmarkMachineStalls-2                           	1000	     10000 ns/op	   6000000 max-stall-ns	        30 stalls/s	       2.5 stalled-%
 `
 
-// The latency section ends with what the machine itself stalled in the same
-// rounds, medians of the rounds, to read its tails by.
+// The latency section has a row for each mode of a run, the medians of the
+// rounds, its p99 read against the channel's of the same run (1 and 3:
+// 2×), and ends with what the machine itself stalled in the same rounds,
+// to read its tails by.
 func TestTheLatencySectionSaysWhatTheMachineStalled(t *testing.T) {
 	res := new(benchread.Set)
 	if _, err := res.Read(strings.NewReader(latencyRounds), "rounds"); err != nil {
@@ -113,6 +116,7 @@ func TestTheLatencySectionSaysWhatTheMachineStalled(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"| 10,000/s | 1 | a buffered channel per consumer (**baseline**) | 200 ns | 6.00 µs | 25.0 µs |  |",
+		"| 10,000/s | 1 | a handler (`Handle`) | 400 ns | 13.0 µs | 35.0 µs | 2.00× channel |",
 		"for more than 100 µs 25.0 times a second, 2.00 % of the time, the longest stall 5.00 ms.",
 	} {
 		if !strings.Contains(out, want) {

@@ -280,7 +280,7 @@ func write(w io.Writer, res *benchread.Set, heading string, notes map[string]str
 			fmt.Fprintf(w, "| %s | %s |\n", x.label, median(v, func(m float64) string { return benchread.Format(m, x.unit) }))
 		}
 	}
-	if res.Find(latencyName(latencyCases[0].rate, "channel", latencyCases[0].n)) != nil {
+	if res.Find(latencyName(latencyCases[0].rate, latencyCases[0].n)) != nil {
 		title("Latency below saturation")
 		latency(w, res)
 	}
@@ -346,7 +346,8 @@ var latencyCases = []struct {
 	{"10k", "10,000/s", 1}, {"100k", "100,000/s", 1}, {"100k", "100,000/s", 10}, {"1000k", "1,000,000/s", 1},
 }
 
-// latencyModes are the modes of BenchmarkLatency, the baseline first.
+// latencyModes are the modes of BenchmarkLatency, the baseline first: each
+// run of it reports every mode's figures, as <mode>-p99-ns and the like.
 var latencyModes = []struct{ mode, label string }{
 	{"channel", "a buffered channel per consumer (**baseline**)"},
 	{"subscribe", "`Subscribe`, lossy"},
@@ -356,30 +357,34 @@ var latencyModes = []struct{ mode, label string }{
 	{"handler-follower", "a handler following the log (`Handle` with `Follow`)"},
 }
 
-func latencyName(rate, mode string, n int) string {
-	return fmt.Sprintf("Latency/rate=%s/mode=%s/n=%d", rate, mode, n)
+func latencyName(rate string, n int) string {
+	return fmt.Sprintf("Latency/rate=%s/n=%d", rate, n)
 }
 
 // latency writes the table of BenchmarkLatency: for each offered rate and
 // number of consumers, each mode's p50, p99 and p99.9 of the time from a
 // Publish to a consumer's receipt (medians of the rounds), and its p99 as
-// a ratio to the plain channel's in the same round.
+// a ratio to the plain channel's of the same run.
 func latency(w io.Writer, res *benchread.Set) {
 	fmt.Fprintf(w, "| offered rate | consumers | path | p50 | p99 | p99.9 | p99 ratio |\n|---|---:|---|---:|---:|---:|---|\n")
 	for _, c := range latencyCases {
-		base := res.Find(latencyName(c.rate, "channel", c.n))
+		r := res.Find(latencyName(c.rate, c.n))
+		if r == nil {
+			continue
+		}
+		base := r.Values["channel-p99-ns"]
 		for _, m := range latencyModes {
-			r := res.Find(latencyName(c.rate, m.mode, c.n))
-			if r == nil {
+			p99 := r.Values[m.mode+"-p99-ns"]
+			if p99 == nil {
 				continue
 			}
 			ratioText := ""
 			if base != nil && m.mode != "channel" {
-				ratioText = fmt.Sprintf("%.2f× channel", ratio(r.Values["p99-ns"], base.Values["p99-ns"], 1))
+				ratioText = fmt.Sprintf("%.2f× channel", ratio(p99, base, 1))
 			}
 			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", c.label, c.n, m.label,
-				median(r.Values["p50-ns"], benchread.Duration), median(r.Values["p99-ns"], benchread.Duration),
-				median(r.Values["p99.9-ns"], benchread.Duration), ratioText)
+				median(r.Values[m.mode+"-p50-ns"], benchread.Duration), median(p99, benchread.Duration),
+				median(r.Values[m.mode+"-p99.9-ns"], benchread.Duration), ratioText)
 		}
 	}
 	stalls(w, res)
