@@ -40,6 +40,7 @@ RUN      ?= .
 BENCH    ?= .
 COUNT    ?=
 TIME     ?=
+LATENCY_TIME ?=
 FUZZTIME ?= 10s
 FUZZMIN  ?= 1s
 FUZZ     ?= FuzzBrokerMatchesReference FuzzLogMatchesReference
@@ -51,6 +52,7 @@ RACECOUNT ?= -count=1
 ROUNDS   ?= 10
 BENCHDOC_COUNT = $(or $(COUNT),5)
 BENCHDOC_TIME  = $(or $(TIME),300ms)
+BENCHDOC_LATENCY_TIME = $(or $(LATENCY_TIME),3s)
 # Where race and cover write their JSON, plain log and failed tests' output
 # (make check: dist/check).
 TESTOUT  ?= $(DIST)
@@ -181,17 +183,20 @@ stat: | $(DIST) ## benchmarks again, count 10, and benchstat against the baselin
 	$(GO) test $(benchargs) $(call count,10) . | tee $(DIST)/bench-new.txt
 	$(TOOL) benchstat base=$(DIST)/bench-base.txt new=$(DIST)/bench-new.txt | tee $(DIST)/stat.txt
 
-table: | $(DIST) ## COUNT (10) rounds of every benchmark, then the README's tables in dist/bench-table.md
+table: | $(DIST) ## COUNT (10) rounds of every benchmark, TIME each (LATENCY_TIME for BenchmarkLatency, if set), then the README's tables in dist/bench-table.md
 	$(GO) test -c -o $(DIST)/table.test .
-	for i in $$(seq $(or $(COUNT),10)); do $(DIST)/table.test -test.run='^$$' -test.bench='$(BENCH)' -test.benchmem -test.count=1 $(if $(TIME),-test.benchtime=$(TIME)); done | tee $(DIST)/bench-rounds.txt
+	for i in $$(seq $(or $(COUNT),10)); do \
+		$(DIST)/table.test -test.run='^$$' -test.bench='$(BENCH)' $(if $(LATENCY_TIME),-test.skip='^BenchmarkLatency$$') -test.benchmem -test.count=1 $(if $(TIME),-test.benchtime=$(TIME)); \
+		$(if $(LATENCY_TIME),$(DIST)/table.test -test.run='^$$' -test.bench='^BenchmarkLatency$$' -test.count=1 -test.benchtime=$(LATENCY_TIME);) \
+	done | tee $(DIST)/bench-rounds.txt
 	(cd tools && GOWORK=off $(GO) run ./cmd/benchtable $(abspath $(DIST))/bench-rounds.txt) | tee $(DIST)/bench-table.md
 
-benchdoc: | $(DIST) ## COUNT (5) rounds of every benchmark of the core, TIME (300ms) each, then docs/benchmarks.md and the README's summary written from them, stamped (run it on a quiet machine)
-	$(MAKE) --no-print-directory table COUNT=$(BENCHDOC_COUNT) TIME=$(BENCHDOC_TIME)
+benchdoc: | $(DIST) ## COUNT (5) rounds of every benchmark of the core, TIME (300ms) each and LATENCY_TIME (3s) BenchmarkLatency, then docs/benchmarks.md and the README's summary written from them, stamped (run it on a quiet machine)
+	$(MAKE) --no-print-directory table COUNT=$(BENCHDOC_COUNT) TIME=$(BENCHDOC_TIME) LATENCY_TIME=$(BENCHDOC_LATENCY_TIME)
 	cd tools && GOWORK=off $(GO) run ./cmd/benchtable -doc $(CURDIR)/docs/benchmarks.md -readme $(CURDIR)/README.md \
 		-go "$$($(GO) env GOVERSION) $$($(GO) env GOOS)/$$($(GO) env GOARCH)" \
 		-commit "$$(git rev-parse --short HEAD)$$(git diff --quiet HEAD -- . ':!docs/benchmarks.md' ':!README.md' || echo ' with uncommitted changes')" \
-		-date "$$(date -u +%F)" -cores "$$(nproc)" -command 'make benchdoc COUNT=$(BENCHDOC_COUNT) TIME=$(BENCHDOC_TIME)' \
+		-date "$$(date -u +%F)" -cores "$$(nproc)" -command 'make benchdoc COUNT=$(BENCHDOC_COUNT) TIME=$(BENCHDOC_TIME) LATENCY_TIME=$(BENCHDOC_LATENCY_TIME)' \
 		$(abspath $(DIST))/bench-rounds.txt
 
 regress: | $(DIST) ## interleaved benchmarks of the working tree against REV, then benchstat
