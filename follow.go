@@ -195,9 +195,11 @@ func AckWait[T any](d time.Duration) Option[T] {
 // the log keeps it. Once it has read all there is, a channel follower of T
 // (not of Record[T], nor one with AckWait, nor of a type of RetainLatest)
 // is sent each new value by its publication, as a plain subscription is,
-// while its receiver keeps up (its channel is empty when the value comes):
-// its goroutine wakes only when the receiver falls behind, a Seek moves
-// it, or it ends, and then sends what the log has in batches. A handler
+// while its receiver keeps up (its channel is empty when the value comes,
+// or, once it has kept up a while, holds a few values: up to one for every
+// 16 sent so, at most 64): its goroutine wakes only when the receiver falls
+// behind, a Seek moves it, or it ends, and then sends what the log has in
+// batches. A handler
 // follower reads what the log has for it, up to 16 values at once, and
 // calls its function with each in turn (those read are handled even if
 // retention trims them meanwhile; a Seek drops the rest): with Retry, a

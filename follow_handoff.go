@@ -8,9 +8,10 @@ package topic
 // A handoff is a channel follower's place in its log's list of those the
 // publications send to directly. Its pump puts it there when a read finds
 // nothing more, and waits; it leaves the list on the first publication
-// that finds a value still in the channel (its receiver has fallen
-// behind) or the channel full, on a Seek, or at the follower's end, and
-// its pump reads the log again from where the hand-off stopped.
+// that finds its receiver fallen behind (more values in the channel than
+// its slack, see handOffSlack) or the channel full, on a Seek, or at the
+// follower's end, and its pump reads the log again from where the hand-off
+// stopped.
 //
 // Invariant: while the handoff is on the list, its pump does not read, and
 // nothing but what holds the sequencing point moves the position (a Seek
@@ -31,18 +32,18 @@ type handoff[T any] struct {
 
 // handOut sends v, just appended, to the channel of each follower on the
 // list, with the sequencing point held. One whose receiver has fallen
-// behind (its channel holds a value) or whose channel is full leaves the
-// list, and its pump is woken to read v and what follows from the log: a
-// hand-off is for a receiver that keeps up, whose next value is due at
-// once; one that does not is better served by its pump, which sends
-// what the log has in batches, and wakes it less often. A send never
-// waits, and never meets a closed channel: a pump closes its channel once
-// its follower has quit, after it took its handoff off the list (see
-// waitHanded).
+// behind, or whose channel is full, leaves the list, and its pump is woken
+// to read v and what follows from the log: a hand-off is for a receiver
+// that keeps up, whose next value is due at once; one that does not is
+// better served by its pump, which sends what the log has in batches, and
+// wakes it less often. Behind is more values in the channel than the
+// hand-off's slack (see handOffSlack). A send never waits, and never meets
+// a closed channel: a pump closes its channel once its follower has quit,
+// after it took its handoff off the list (see waitHanded).
 func (l *logOf[T]) handOut(v T) {
 	for i := 0; i < len(l.hands); {
 		h := l.hands[i]
-		if len(h.ch) == 0 {
+		if len(h.ch) <= handOffSlack(h.n) {
 			select {
 			case h.ch <- v:
 				h.n++
@@ -54,6 +55,19 @@ func (l *logOf[T]) handOut(v T) {
 		l.drop(h) // moves the last of the list to i
 		h.f.poke()
 	}
+}
+
+// handOffSlack is how many values the channel of a hand-off that has
+// handed out n may hold, its receiver still counted as keeping up: one for
+// every 16 handed out, up to 64. None, for a hand-off just begun: a
+// receiver that cannot keep up with its publisher falls behind within a
+// few values, and goes back to its pump before the publisher has paid for
+// many sends. A few, for one that has kept up a while: a hiccup of its
+// goroutine (a preemption, the machine's) leaves values in the channel,
+// and were it to go back to its pump, the pump's wake-up would add to the
+// delay of the values behind them.
+func handOffSlack(n uint64) int {
+	return int(min(n/16, 64))
 }
 
 // drop takes h off the list, if it is on it, and settles what was handed

@@ -2,8 +2,9 @@ package topic_test
 
 // Tests of the hand-off of a caught-up channel follower: each publication
 // sends to its channel directly, and its pump is woken only when the
-// channel is full, by a Seek or at its end; nothing is lost, duplicated or
-// reordered across the changes, and its counts are exact throughout.
+// receiver falls behind or the channel is full, by a Seek or at its end;
+// nothing is lost, duplicated or reordered across the changes, and its
+// counts are exact throughout.
 
 import (
 	"context"
@@ -776,9 +777,9 @@ func TestFollowADurableFollowerRestartedAfterItsContextEndsResumesAfterWhatItsCh
 }
 
 // A hand-off is for a receiver that keeps up: a publication that finds a
-// value still in the channel, though it has room, leaves it and those
-// after it to the pump, which sends them in order; caught up again, the
-// follower is handed values again.
+// value still in the channel of a hand-off just begun, though it has room,
+// leaves it and those after it to the pump, which sends them in order;
+// caught up again, the follower is handed values again.
 func TestFollowAReceiverThatFallsBehindGoesBackToThePump(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b topic.Broker
@@ -816,6 +817,56 @@ func TestFollowAReceiverThatFallsBehindGoesBackToThePump(t *testing.T) {
 		st := handoffStats(t, &b)
 		if st.Sent != 4 || st.Follower.Committed != 4 || st.Lost != (topic.Lost{}) {
 			t.Errorf("sent %d, committed %d, lost %+v; want 4, 4, none", st.Sent, st.Follower.Committed, st.Lost)
+		}
+	})
+}
+
+// A receiver that has kept up a while may fall a few values behind, as a
+// hiccup of its goroutine leaves them, and still be handed values: one for
+// every 16 handed out since the hand-off began. One more than that, and
+// the values go back to the pump; its counts stay exact either way.
+func TestFollowAReceiverThatKeptUpRidesOutAHiccup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		b.Retain[hoVal](topic.Retention{Count: 64})
+		ch, cancel := b.Subscribe(hoFollow("h", 8)...)
+		defer cancel()
+		synctest.Wait() // caught up: handed values
+		w := topic.Wakes[hoVal](&b, "h")
+		next := 0
+		publish := func() {
+			b.Publish(hoVal{next})
+			next++
+		}
+		for range 32 { // kept up: each taken before the next
+			publish()
+			if v := <-ch; v.N != next-1 {
+				t.Fatalf("received %d, want %d", v.N, next-1)
+			}
+		}
+		// 32 handed out: a slack of 2. The third value finds two in the
+		// channel, and is handed too.
+		for range 3 {
+			publish()
+		}
+		synctest.Wait()
+		if d := topic.Wakes[hoVal](&b, "h") - w; d != 0 {
+			t.Fatalf("the pump was woken %d times by a receiver two values behind after 32 taken", d)
+		}
+		publish() // three in the channel: to the pump
+		synctest.Wait()
+		if d := topic.Wakes[hoVal](&b, "h") - w; d != 1 {
+			t.Fatalf("the pump was woken %d times by a receiver three values behind, want once", d)
+		}
+		for want := 32; want < next; want++ {
+			if v := <-ch; v.N != want {
+				t.Fatalf("received %d, want %d", v.N, want)
+			}
+		}
+		synctest.Wait()
+		st := handoffStats(t, &b)
+		if st.Sent != uint64(next) || st.Follower.Committed != uint64(next) || st.Lost != (topic.Lost{}) {
+			t.Errorf("sent %d, committed %d, lost %+v; want %d, %d, none", st.Sent, st.Follower.Committed, st.Lost, next, next)
 		}
 	})
 }
