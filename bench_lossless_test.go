@@ -7,7 +7,6 @@ package topic_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,9 +30,10 @@ const losslessWindow = 1024
 // cleanup, run after the timer stops, ends them.
 type losslessMode struct {
 	name string
-	// paced: the publisher waits for the slowest consumer to be less than
-	// losslessWindow behind (a topic publisher never blocks: without it a
-	// consumer would fall behind for ever); the baseline blocks instead.
+	// paced: the publisher sleeps while the slowest consumer is
+	// losslessWindow behind, until it has taken one more value (a topic
+	// publisher never blocks: without it a consumer would fall behind for
+	// ever), as the baseline's sleeps in a full channel.
 	paced bool
 	// lossy: the mode may drop (the latency benchmark's plain Subscribe);
 	// its losses are reported, not failed.
@@ -43,12 +43,36 @@ type losslessMode struct {
 
 // A consumer counts the values it takes, and if lat is set records the
 // latency of each: the time since the Publish its A field stamps, in
-// nanoseconds since base. Each is on cache lines of its own.
+// nanoseconds since base. If pace is set, it signals it on reaching the
+// count it waits for. Each is on cache lines of its own.
 type consumer struct {
 	n    atomic.Int64
 	lat  *hist.Histogram
 	base time.Time
-	_    [32]byte
+	pace *pacer
+	_    [24]byte
+}
+
+// A pacer lets a publisher sleep until its consumers have each taken a
+// count of values, as the publisher of a full channel sleeps until its
+// receiver takes one, rather than burn a processor they need: each
+// consumer signals it on reaching the count (want).
+type pacer struct {
+	want atomic.Int64
+	ch   chan struct{} // capacity 1: a signal sent before the wait is kept
+}
+
+// took counts k values taken, and signals the pacer if they reach its count.
+func (c *consumer) took(k int64) {
+	n := c.n.Add(k)
+	if p := c.pace; p != nil {
+		if want := p.want.Load(); n >= want && n-k < want {
+			select {
+			case p.ch <- struct{}{}:
+			default: // a signal is pending: the publisher looks at every count
+			}
+		}
+	}
 }
 
 // take takes one value.
@@ -56,7 +80,7 @@ func (c *consumer) take(v Value) {
 	if c.lat != nil {
 		c.lat.Record(time.Since(c.base) - time.Duration(v.A))
 	}
-	c.n.Add(1)
+	c.took(1)
 }
 
 // takeRecords takes a batch read from a follower.
@@ -67,7 +91,7 @@ func (c *consumer) takeRecords(rs []topic.Record[Value]) {
 			c.lat.Record(now - time.Duration(r.Value.A))
 		}
 	}
-	c.n.Add(int64(len(rs)))
+	c.took(int64(len(rs)))
 }
 
 var losslessModes = []losslessMode{
@@ -172,24 +196,29 @@ func benchLossless(b *testing.B, m losslessMode, n int) {
 	var br topic.Broker
 	defer br.Shutdown(context.Background())
 	counts := make([]consumer, n)
+	pace := &pacer{ch: make(chan struct{}, 1)}
+	for i := range counts {
+		counts[i].pace = pace
+	}
 	publish, cleanup := m.start(b, &br, counts, losslessWindow)
 	slowest := func() int64 { return slowestOf(counts) }
-	// waitFor waits until every consumer has taken target values, and
+	// waitFor sleeps until every consumer has taken target values, and
 	// fails the benchmark if they stop short (a value lost: they would
 	// never get there), naming the losses the broker counted.
+	stuck := time.NewTimer(time.Hour)
+	defer stuck.Stop()
 	waitFor := func(target int64) {
-		last, since := slowest(), time.Now()
-		for {
-			s := slowest()
-			if s >= target {
-				return
+		pace.want.Store(target) // then look: a consumer that reaches it after signals
+		stuck.Reset(10 * time.Second)
+		for last := slowest(); last < target; last = slowest() {
+			select {
+			case <-pace.ch:
+			case <-stuck.C:
+				if s := slowest(); s == last {
+					b.Fatalf("%s: the consumers stopped at %d of %d values; losses: %s", m.name, s, target, losses(&br))
+				}
+				stuck.Reset(10 * time.Second)
 			}
-			if s != last {
-				last, since = s, time.Now()
-			} else if time.Since(since) > 10*time.Second {
-				b.Fatalf("%s: the consumers stopped at %d of %d values; losses: %s", m.name, s, target, losses(&br))
-			}
-			runtime.Gosched()
 		}
 	}
 	b.ReportAllocs()

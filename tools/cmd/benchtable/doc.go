@@ -40,14 +40,14 @@ var notes = map[string]string{
 	"Lossless delivery": "One publisher, n consumers that each take every value " +
 		"(`BenchmarkLossless`): the time per value delivered, against a buffered channel of 1,024 " +
 		"per consumer whose publisher blocks when one is full, the floor of a lossless design. " +
-		"A topic publisher never blocks, so the benchmark's publisher waits while the slowest " +
+		"A topic publisher never blocks, so the benchmark's publisher sleeps while the slowest " +
 		"consumer is 1,024 values behind; the run fails if any value is lost, Skipped included.",
 	"Lossless delivery: CPU per value": "The same runs: the CPU time of the whole process per " +
 		"value delivered (`cpu-ns/value`), its publisher's, its consumers' and the broker's " +
 		"goroutines' together. The time per value above is set by the slowest of them and by how " +
 		"they wait for each other on the cores they share; this is what a value costs all of them. " +
-		"The benchmark's publisher waits for the slowest consumer by yielding the processor in a " +
-		"loop, which counts here; the baseline's waits blocked in its channel.",
+		"The benchmark's publisher sleeps while the slowest consumer is 1,024 values behind, as " +
+		"the baseline's sleeps in a full channel.",
 	"Latency below saturation": "The time from a `Publish` to a consumer's receipt of the value " +
 		"(`BenchmarkLatency`), at a fixed offered rate the consumers keep up with: its median, " +
 		"99th and 99.9th percentiles over every value, from a histogram exact to 0.8 %. The " +
