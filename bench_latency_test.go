@@ -40,11 +40,11 @@ var latencyRates = []int{10_000, 100_000, 1_000_000}
 //
 // Each mode has its own broker and consumers, and b.N values, after a
 // warm-up that lets its log grow to what it keeps and wrap, and its
-// buffers fill (latencyWarm values, not measured): the figures are a
-// running program's, not its first values'. The publisher
-// takes the modes in turn, in slices of about 250 µs of the offered rate
-// (2 values at 10,000 a second, 250 at 1,000,000), in an order shuffled
-// anew for each turn of all of them: a stall of the machine, which delays
+// buffers wrap too (latencyWarm values, not measured): the figures are a
+// running program's, not its first values'. The publisher takes the modes
+// in turn, in slices of about 250 µs of the offered rate (2 values at
+// 10,000 a second, 250 at 1,000,000), in an order shuffled anew for each
+// turn of all of them: a stall of the machine, which delays
 // every value published during it by up to its length, falls on all the
 // modes alike, so that a mode's figures read against the plain channel's
 // of the same run. The values are stamped with the time of their Publish,
