@@ -53,6 +53,19 @@ func (l *logOf[T]) publish(g *guard, e *entry, v T) (uint64, bool) {
 		}
 		return off, true
 	}
+	if rr == nil && len(r.direct) == 1 && r.onlyDirect() {
+		// sendOrdered's steps for a route of one plain subscription, the
+		// common case, without its two calls: sendInOrder's first step,
+		// which leaves nothing for sendLive; and if the route changed
+		// meanwhile (sendOrderedOne did nothing), the rest of them.
+		l.mu.publish()
+		if sendOrderedOne(g, e, r, v) {
+			l.unlock()
+			return off, true
+		}
+		l.sendOrderedPlain(g, e, r, v)
+		return off, true
+	}
 	l.sendOrdered(g, e, r, rr, off, nanos, v)
 	return off, true
 }
@@ -89,6 +102,19 @@ func (l *logOf[T]) sendOrdered(g *guard, e *entry, r *route[T], rr *route[Record
 	l.unlock()
 	// r.live: it has From sources or slow interface subscriptions, the
 	// only sources sendLive sends to (its own subscriptions it skips).
+	if r != nil && r.live {
+		sendLive(g, r, v, x, true)
+	}
+}
+
+// sendOrderedPlain is the rest of sendOrdered when there are no
+// subscriptions of Record[T], and sendInOrder's first step (sendOrderedOne)
+// was taken already, with the sequencing point held, which it lets go.
+//
+//go:noinline
+func (l *logOf[T]) sendOrderedPlain(g *guard, e *entry, r *route[T], v T) {
+	r, x := sendInOrderPlain(g, e, r, v, &l.lost, true)
+	l.unlock()
 	if r != nil && r.live {
 		sendLive(g, r, v, x, true)
 	}
@@ -154,6 +180,13 @@ func sendInOrder[T any](g *guard, e *entry, r *route[T], v T, lost *lossBuffer[T
 	if len(r.direct) == 1 && r.onlyDirect() && sendOrderedOne(g, e, r, v) {
 		return nil, nil // nothing for sendLive: r has no other source
 	}
+	return sendInOrderPlain(g, e, r, v, lost, boxed)
+}
+
+// sendInOrderPlain is sendInOrder but its first step: it sends v to the
+// plain subscriptions of the route of e, loaded again if it is no longer
+// r, then to those with a policy or an OnLoss function.
+func sendInOrderPlain[T any](g *guard, e *entry, r *route[T], v T, lost *lossBuffer[T], boxed bool) (*route[T], any) {
 	r, x := sendPlain(g, e, r, v, boxed, nil) // the log counts the publication
 	if r == nil {
 		return nil, nil
