@@ -256,19 +256,25 @@ func TestLoneOrderedSubscriptionsCancelledWhilePublishing(t *testing.T) {
 	}
 }
 
-// A lone plain subscription of a retained type, and one of its records,
-// whose buffers fill while publishers publish in parallel: each drop is
-// counted once, Full, and each publication once in Matched; the log counts
-// each publication once.
+// A lone plain subscription of a retained type, alone or with one of its
+// records, whose buffers fill while publishers publish in parallel: each
+// drop is counted once, Full, and each publication once in Matched; the log
+// counts each publication once.
 func TestLoneOrderedSubscriptionsCountEachDropOnce(t *testing.T) {
 	const publishers, each = 8, 2000
-	for _, n := range []int{0, 1, 100} {
+	for _, c := range []struct {
+		n       int
+		records bool
+	}{{0, true}, {1, true}, {100, true}, {0, false}, {1, false}, {100, false}} {
+		n := c.n
 		b := new(topic.Broker)
 		b.Retain[gVal](topic.Retention{Count: 32})
 		_, cancel := b.Subscribe(topic.Name[gVal]("values"), topic.Buffer[gVal](n))
 		defer cancel()
-		_, rcancel := b.Subscribe(topic.Name[topic.Record[gVal]]("records"), topic.Buffer[topic.Record[gVal]](n))
-		defer rcancel()
+		if c.records {
+			_, rcancel := b.Subscribe(topic.Name[topic.Record[gVal]]("records"), topic.Buffer[topic.Record[gVal]](n))
+			defer rcancel()
+		}
 		var pubs sync.WaitGroup
 		for p := range publishers {
 			pubs.Go(func() {
@@ -282,14 +288,79 @@ func TestLoneOrderedSubscriptionsCountEachDropOnce(t *testing.T) {
 		for _, st := range b.Subscriptions() {
 			want := topic.Lost{Full: uint64(total - n)}
 			if st.Sent != uint64(n) || st.Lost != want || st.Matched != total || st.Queued != n {
-				t.Errorf("buffer %d: %s: Sent %d, Queued %d, Matched %d, lost %+v; want Sent %d, Matched %d, lost %+v",
-					n, st.Name, st.Sent, st.Queued, st.Matched, st.Lost, n, total, want)
+				t.Errorf("buffer %d, records %t: %s: Sent %d, Queued %d, Matched %d, lost %+v; want Sent %d, Matched %d, lost %+v",
+					n, c.records, st.Name, st.Sent, st.Queued, st.Matched, st.Lost, n, total, want)
 			}
 		}
 		for _, tp := range b.Topics() {
 			if tp.Type == reflect.TypeFor[gVal]() && tp.Published != total {
-				t.Errorf("buffer %d: Topics counts %d publications of gVal, want %d", n, tp.Published, total)
+				t.Errorf("buffer %d, records %t: Topics counts %d publications of gVal, want %d", n, c.records, tp.Published, total)
 			}
+		}
+	}
+}
+
+// A plain subscription of a retained type, with no subscription of its
+// records, while other sources of the type come and go (a second plain
+// subscription, a From source, an interface subscription): whether it was
+// alone on its route when a publication loaded it (publish sends to it
+// directly) or not, or the route changed meanwhile, it receives every value
+// once, in offset order, and counts each once.
+func TestALoneOrderedSubscriptionReceivesEveryValueWhileOtherSourcesComeAndGo(t *testing.T) {
+	const publishers, each = 4, 2000
+	const total = publishers * each
+	b := new(topic.Broker)
+	b.Retain[gVal](topic.Retention{Count: 64})
+	ch, cancel := b.Subscribe(topic.Name[gVal]("lone"), topic.Buffer[gVal](total))
+	defer cancel()
+	stop := make(chan struct{})
+	var churn sync.WaitGroup
+	churn.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var c func()
+			switch i % 3 {
+			case 0:
+				_, c = b.Subscribe(topic.Buffer[gVal](1))
+			case 1:
+				_, c = b.Subscribe(topic.From(func(v gVal) (gOther, bool) { return gOther{v.Seq}, true }))
+			default:
+				_, c = b.Subscribe[any]()
+			}
+			runtime.Gosched()
+			c()
+		}
+	})
+	var pubs sync.WaitGroup
+	for p := range publishers {
+		pubs.Go(func() {
+			for i := range each {
+				b.Publish(gVal{P: p, Seq: i})
+			}
+		})
+	}
+	pubs.Wait()
+	close(stop)
+	churn.Wait()
+	var order loneOrder
+	for range total {
+		order.see(<-ch)
+	}
+	if order.bad != "" {
+		t.Fatal(order.bad)
+	}
+	select {
+	case v := <-ch:
+		t.Fatalf("a value more than was published: %+v", v)
+	default:
+	}
+	for _, st := range b.Subscriptions() {
+		if st.Name == "lone" && (st.Sent != total || st.Matched != total || st.Lost != (topic.Lost{})) {
+			t.Errorf("Sent %d, Matched %d, lost %+v; want %d, %d, none", st.Sent, st.Matched, st.Lost, total, total)
 		}
 	}
 }
