@@ -256,6 +256,20 @@ func TestLoneOrderedSubscriptionsCancelledWhilePublishing(t *testing.T) {
 	}
 }
 
+// publishGVals publishes each values of gVal from each of publishers
+// goroutines, in parallel, and returns once all are published.
+func publishGVals(b *topic.Broker, publishers, each int) {
+	var pubs sync.WaitGroup
+	for p := range publishers {
+		pubs.Go(func() {
+			for i := range each {
+				b.Publish(gVal{P: p, Seq: i})
+			}
+		})
+	}
+	pubs.Wait()
+}
+
 // A lone plain subscription of a retained type, alone or with one of its
 // records, whose buffers fill while publishers publish in parallel: each
 // drop is counted once, Full, and each publication once in Matched; the log
@@ -275,15 +289,7 @@ func TestLoneOrderedSubscriptionsCountEachDropOnce(t *testing.T) {
 			_, rcancel := b.Subscribe(topic.Name[topic.Record[gVal]]("records"), topic.Buffer[topic.Record[gVal]](n))
 			defer rcancel()
 		}
-		var pubs sync.WaitGroup
-		for p := range publishers {
-			pubs.Go(func() {
-				for i := range each {
-					b.Publish(gVal{P: p, Seq: i})
-				}
-			})
-		}
-		pubs.Wait()
+		publishGVals(b, publishers, each)
 		const total = publishers * each
 		for _, st := range b.Subscriptions() {
 			want := topic.Lost{Full: uint64(total - n)}
@@ -335,15 +341,7 @@ func TestALoneOrderedSubscriptionReceivesEveryValueWhileOtherSourcesComeAndGo(t 
 			c()
 		}
 	})
-	var pubs sync.WaitGroup
-	for p := range publishers {
-		pubs.Go(func() {
-			for i := range each {
-				b.Publish(gVal{P: p, Seq: i})
-			}
-		})
-	}
-	pubs.Wait()
+	publishGVals(b, publishers, each)
 	close(stop)
 	churn.Wait()
 	var order loneOrder
