@@ -44,16 +44,18 @@ var latencyRates = []int{10_000, 100_000, 1_000_000}
 // running program's, not its first values'. The publisher takes the modes
 // in turn, in slices of about 250 µs of the offered rate (2 values at
 // 10,000 a second, 250 at 1,000,000), in an order shuffled anew for each
-// turn of all of them: a stall of the machine, which delays
-// every value published during it by up to its length, falls on all the
-// modes alike, so that a mode's figures read against the plain channel's
-// of the same run. The values are stamped with the time of their Publish,
-// just before it; the publisher sleeps while the next value is more than
-// 200 µs away and otherwise yields (runtime.Gosched) until it is due, so
-// the consumers get the processor in between. rate-% is the rate achieved,
-// as a percentage of the rate offered: under 100, the publisher fell behind
-// and the figures are no longer below saturation. A lossless mode fails the
-// run if any value is lost; the lossy Subscribe reports what it lost
+// turn of all of them: a stall of the whole machine, which delays every
+// value published during it by up to its length, falls on all the modes
+// alike, so that a mode's figures read against the plain channel's of the
+// same run. A stall of one thread delays the one consumer it stops, and
+// falls more often on a consumer the longer it runs for each value. The
+// values are stamped with the time of their Publish, just before it; the
+// publisher sleeps while the next value is more than 200 µs away and
+// otherwise yields (runtime.Gosched) until it is due, so the consumers get
+// the processor in between. rate-% is the rate achieved, as a percentage
+// of the rate offered: under 100, the publisher fell behind and the
+// figures are no longer below saturation. A lossless mode fails the run if
+// any value is lost; the lossy Subscribe reports what it lost
 // (subscribe-lost-%).
 func BenchmarkLatency(b *testing.B) {
 	for _, rate := range latencyRates {

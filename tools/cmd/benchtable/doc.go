@@ -55,11 +55,14 @@ var notes = map[string]string{
 		"next is due. All the modes are measured in one run, each on a broker of its own and after " +
 		"a warm-up that lets its log grow to what it keeps and wrap: the publisher takes them in " +
 		"turn, a quarter of a millisecond each, in an order shuffled for each turn, so that the " +
-		"machine's stalls fall on all of them alike, and each ratio reads a mode against the " +
-		"channel of the same run. A tail of milliseconds that the plain channel, with no broker, " +
-		"shows too is the machine's: a consumer waiting for a processor whose thread the machine " +
-		"has stopped. Such a stall delays the one consumer waiting there, so the 99.9th " +
-		"percentile still moves from run to run.",
+		"stalls of the whole machine fall on all of them alike, and each ratio reads a mode " +
+		"against the channel of the same run. A tail of milliseconds that the plain channel, with " +
+		"no broker, shows too is the machine's: a consumer whose thread the machine has stopped. " +
+		"Such a stall delays the one consumer it stops, and the more time a consumer runs for each " +
+		"value, the more often it is the one: at the highest rate, where a consumer wakes for " +
+		"every value, these stalls are what the 99th percentile of a follower or a handler is " +
+		"made of, as it is of a channel's receiver given as much to do for each value. The 99.9th " +
+		"percentile moves from run to run at every rate.",
 	"Followers": "Followers read the log at their own pace: the publisher's cost with followers " +
 		"reading, waiting or not, the reads themselves per value, and the wake-up of a parked " +
 		"follower against a goroutine woken from a channel receive.",
