@@ -41,7 +41,11 @@ var notes = map[string]string{
 		"(`BenchmarkLossless`): the time per value delivered, against a buffered channel of 1,024 " +
 		"per consumer whose publisher blocks when one is full, the floor of a lossless design. " +
 		"A topic publisher never blocks, so the benchmark's publisher sleeps while the slowest " +
-		"consumer is 1,024 values behind; the run fails if any value is lost, Skipped included.",
+		"consumer is 1,024 values behind; the run fails if any value is lost, Skipped included. " +
+		"A channel follower hands each value through three goroutines, the publisher, its own " +
+		"goroutine reading the log and the receiver, where a channel hands it through two: with " +
+		"one consumer they share two cores here, and it costs more than the channel; with more, " +
+		"one append to the log serves them all, where the channel's publisher sends to each.",
 	"Lossless delivery: CPU per value": "The same runs: the CPU time of the whole process per " +
 		"value delivered (`cpu-ns/value`), its publisher's, its consumers' and the broker's " +
 		"goroutines' together. The time per value above is set by the slowest of them and by how " +
