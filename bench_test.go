@@ -829,6 +829,38 @@ func BenchmarkRawWake(b *testing.B) {
 	}
 }
 
+// BenchmarkWakeHandler publishes one value at a time to an idle handler and
+// waits until its function has taken it: the cost of waking a handler's
+// worker, a plain one (mode=handler) or one following the log of a
+// retained type (mode=handler-follower), against BenchmarkRawWake/n=1.
+func BenchmarkWakeHandler(b *testing.B) {
+	for _, follow := range []bool{false, true} {
+		name := "mode=handler"
+		if follow {
+			name = "mode=handler-follower"
+		}
+		b.Run(name, func(b *testing.B) {
+			var br topic.Broker
+			defer br.Shutdown(context.Background())
+			opt := topic.Buffer[Value](16)
+			if follow {
+				br.Retain[Value](topic.Retention{Count: 1024})
+				opt = topic.Follow[Value]()
+			}
+			took := make(chan struct{}, 1)
+			br.Handle(func(context.Context, Value) error {
+				took <- struct{}{}
+				return nil
+			}, opt)
+			b.ReportAllocs()
+			for b.Loop() {
+				br.Publish(value)
+				<-took
+			}
+		})
+	}
+}
+
 // BenchmarkFollowerRead reads a retained log of 4096 values with a follower,
 // in batches of n; ns/value is the figure to read against BenchmarkRawSend.
 func BenchmarkFollowerRead(b *testing.B) {

@@ -1,5 +1,11 @@
 package topic
 
+import (
+	"fmt"
+	"runtime"
+	"strings"
+)
+
 // Guard exposes the publish guard to the benchmarks, so that its cost can be
 // shown beside a raw channel send.
 type Guard = guard
@@ -78,4 +84,42 @@ func Wakes[T any](b *Broker, name string) uint64 {
 		panic("Wakes: no live follower named " + name)
 	}
 	return d.live.(*follower[T]).wake.woken.Load()
+}
+
+// HandlerWaits returns, for each handler of b whose worker has started, the
+// wait its goroutine is in, as a stack dump names it ("chan receive",
+// "select", ...), or "" for one not waiting.
+func (b *Broker) HandlerWaits() []string {
+	b.mu.Lock()
+	ids := make(map[uint64]bool, len(b.handlers))
+	for h := range b.handlers {
+		ids[h.workerID()] = true
+	}
+	b.mu.Unlock()
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var waits []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		var id uint64
+		var state string
+		head, _, _ := strings.Cut(g, "\n")
+		if _, err := fmt.Sscanf(head, "goroutine %d [", &id); err != nil || !ids[id] {
+			continue
+		}
+		state = head[strings.Index(head, "[")+1 : strings.LastIndex(head, "]")]
+		state, _, _ = strings.Cut(state, ",") // "chan receive, 2 minutes"
+		state = strings.TrimSuffix(state, " (durable)")
+		if state == "running" || state == "runnable" {
+			state = ""
+		}
+		waits = append(waits, state)
+	}
+	return waits
 }

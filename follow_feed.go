@@ -37,6 +37,7 @@ type feed[V any] interface {
 	unread() (skipped, unread uint64, ok bool)
 	probeWait(stop <-chan struct{}, probes <-chan chan probeResult, a answerer) error
 	quitting() <-chan struct{}
+	poke() // wakes its reader if it waits (see follower.poke)
 	end()
 	holdName()
 	freeName()
@@ -50,8 +51,11 @@ type feed[V any] interface {
 }
 
 // An answerer answers the drain's probes for a follower that waits: its
-// handler.
-type answerer interface{ answerProbe(r chan probeResult) }
+// handler, while probed reports true (see Broker.probing).
+type answerer interface {
+	answerProbe(r chan probeResult)
+	probed() bool
+}
 
 // A feedMaker makes the feeds of a log's entry: values of T for the entry of
 // T, records for that of Record[T] (see logReplay).

@@ -88,9 +88,11 @@ func (f *follower[T]) probeWait(stop <-chan struct{}, probes <-chan chan probeRe
 			f.alarm()
 		}
 		// end pokes wake.c after it sets ended, so quitting needs no case
-		// of its own: with nothing else to wait for, a plain receive (a
-		// select of several channels costs as much again as the wake-up).
-		if stop == nil && probes == nil {
+		// of its own; nor do the probes while none may come (a drain that
+		// begins probing wakes the follower, which then looks again: see
+		// quiet): with nothing else to wait for, a plain receive (a select
+		// of several channels costs as much again as the wake-up).
+		if stop == nil && (probes == nil || !a.probed()) {
 			<-f.wake.c
 		} else {
 			select {

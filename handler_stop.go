@@ -51,7 +51,21 @@ func (h *handler[T]) discardNow() {
 func (h *handler[T]) ended() <-chan struct{}         { return h.done }
 func (h *handler[T]) workerID() uint64               { return h.worker.Load() }
 func (h *handler[T]) probe() chan<- chan probeResult { return h.probes }
-func (h *handler[T]) subscription() subscriber       { return h.s }
+
+// rouse wakes the worker if it waits for a value, or makes its next wait
+// return at once: it then looks at its broker's probing again (see quiet).
+func (h *handler[T]) rouse() {
+	if o := h.s.opt; o != nil && o.feed != nil {
+		o.feed.poke()
+	} else {
+		h.s.q.Waiter().Poke()
+	}
+}
+
+// probed reports whether a drain or a Settle may probe the worker: while it
+// does, the worker waits for its probes too (see Broker.probing).
+func (h *handler[T]) probed() bool             { return h.b.probing.Load() != 0 }
+func (h *handler[T]) subscription() subscriber { return h.s }
 
 func (h *handler[T]) stats() *HandlerStats {
 	return &HandlerStats{
@@ -75,6 +89,7 @@ type handlerRef interface {
 	ended() <-chan struct{}
 	workerID() uint64
 	probe() chan<- chan probeResult
+	rouse()
 	subscription() subscriber
 	stats() *HandlerStats
 	lost() (errored, discarded uint64)

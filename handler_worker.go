@@ -343,12 +343,16 @@ func (h *handler[T]) waitQueued(w *work[T]) bool {
 	for !w.q.Closed() {
 		wt.Sleep()
 		if !w.ready() {
-			select {
-			case <-wt.C():
-			case r := <-h.probes:
-				wt.Awake()
-				h.answer(w, r)
-				continue
+			if !h.probed() {
+				<-wt.C() // a drain that begins probing wakes it (see quiet)
+			} else {
+				select {
+				case <-wt.C():
+				case r := <-h.probes:
+					wt.Awake()
+					h.answer(w, r)
+					continue
+				}
 			}
 		}
 		wt.Awake()

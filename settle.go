@@ -54,7 +54,7 @@ func (b *Broker) Settle(ctx context.Context) error {
 				return ctx.Err()
 			}
 		}
-		switch q, cut := quiet(hs, nil, changed, ctx.Done()); {
+		switch q, cut := quiet(&b.probing, hs, nil, changed, ctx.Done()); {
 		case cut:
 			return ctx.Err()
 		case q:

@@ -206,3 +206,47 @@ func TestSettleFromManyGoroutines(t *testing.T) {
 	}
 	b.Shutdown(context.Background())
 }
+
+// An idle handler's worker, plain or following a log, waits on a receive
+// alone while nothing probes it: Settle wakes it to wait for its probes
+// too, and finds it idle (were it not woken, Settle would wait for ever);
+// once Settle has returned and the worker has handled another value, it
+// waits on the receive alone again.
+func TestSettleProbesHandlersThatWaitOnAReceiveAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b topic.Broker
+		defer b.Shutdown(context.Background())
+		b.Retain[settleOut](topic.Retention{Count: 16})
+		var handled atomic.Int64
+		b.Handle(func(context.Context, settleIn) error { handled.Add(1); return nil })
+		b.Handle(func(context.Context, settleOut) error { handled.Add(1); return nil }, topic.Follow[settleOut]())
+		waits := func(want string) {
+			t.Helper()
+			synctest.Wait()
+			got := b.HandlerWaits()
+			if len(got) != 2 || got[0] != want || got[1] != want {
+				t.Fatalf("the idle workers wait in %q, want %q for both", got, want)
+			}
+		}
+		publish := func() {
+			b.Publish(settleIn{})
+			b.Publish(settleOut{})
+		}
+		publish()
+		waits("chan receive")
+		if err := b.Settle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := handled.Load(); got != 2 {
+			t.Fatalf("Settle returned with %d values handled, want 2", got)
+		}
+		publish()
+		waits("chan receive")
+		if err := b.Settle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := handled.Load(); got != 4 {
+			t.Fatalf("Settle returned with %d values handled, want 4", got)
+		}
+	})
+}

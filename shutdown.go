@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -361,7 +362,7 @@ func (d *drain) quiesce() error {
 // quiet probes the handlers not parked until two rounds in a row find them
 // quiescent, and reports true; false if parked changed meanwhile.
 func (d *drain) quiet(parked map[handlerRef]parked, changed <-chan struct{}) (bool, error) {
-	q, cut := quiet(d.handlers, parked, changed, d.cut)
+	q, cut := quiet(&d.b.probing, d.handlers, parked, changed, d.cut)
 	if cut {
 		return false, d.cutErr
 	}
@@ -370,8 +371,19 @@ func (d *drain) quiet(parked map[handlerRef]parked, changed <-chan struct{}) (bo
 
 // quiet probes the handlers hs, but those parked, until two rounds in a row
 // find them quiescent (see drain), and reports true; false if changed or cut
-// is closed first, and then whether cut was.
-func quiet(hs []handlerRef, parked map[handlerRef]parked, changed, cut <-chan struct{}) (quiet, wasCut bool) {
+// is closed first, and then whether cut was. probing is their broker's count
+// of those probing: counted in it, quiet wakes every worker once, so that
+// one waiting without its probes (see Broker.probing) waits again with them.
+// Invariant: a worker that found probing zero and waits without its probes
+// found it so before the count went up, and the wake-up that follows the
+// count finds it waiting, or leaves a token that its wait takes at once; a
+// worker that looks at the count after that wake-up sees it counted.
+func quiet(probing *atomic.Int32, hs []handlerRef, parked map[handlerRef]parked, changed, cut <-chan struct{}) (quiet, wasCut bool) {
+	probing.Add(1)
+	defer probing.Add(-1)
+	for _, h := range hs {
+		h.rouse()
+	}
 	var prev []probeResult
 	reply := make(chan probeResult, 1)
 	for {

@@ -121,6 +121,10 @@ func (w *Waiter) Awake() { w.state.CompareAndSwap(asleep, awake) }
 // C returns the channel the taker waits on after Sleep.
 func (w *Waiter) C() <-chan struct{} { return w.wake }
 
+// Poke wakes the taker if it waits on C, or makes its next wait on C return
+// at once: for something else than its queues, which it then looks at.
+func (w *Waiter) Poke() { w.signal() }
+
 // signal leaves a token on wake, unless one is there.
 func (w *Waiter) signal() {
 	select {

@@ -34,7 +34,8 @@ var notes = map[string]string{
 	"Delivery and loss": "What a loss costs: a drop counted on a full buffer, an eviction under " +
 		"`Overflow(DropOldest)`, an `OnLoss` function called, and a snapshot of 10,000 subscriptions.",
 	"Handlers": "A handler against the goroutine a user would write by hand, ranging over a " +
-		"channel subscription and calling the same function.",
+		"channel subscription and calling the same function; and the wake-up of an idle " +
+		"handler, one value at a time, against a goroutine woken from a channel receive.",
 	"Retained types": "A publication of a retained type (an offset and a time at the type's " +
 		"sequencing point, the value kept in the log) against one of a plain type.",
 	"Lossless delivery": "One publisher, n consumers that each take every value " +

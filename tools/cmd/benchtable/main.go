@@ -108,6 +108,8 @@ func sections() []section {
 			{label: "a goroutine ranging over a channel subscription (**baseline**)", bench: "HandlerBaseline"},
 			{label: "at-most-once handler", bench: "Handler", base: "HandlerBaseline", baseLabel: "baseline"},
 			{label: "at-least-once handler, calls succeed", bench: "HandlerAtLeastOnce", base: "HandlerBaseline", baseLabel: "baseline"},
+			{label: "wake an idle handler with one value, until its function has it", bench: "WakeHandler/mode=handler", base: "RawWake/n=1", baseLabel: "raw wake-up"},
+			{label: "the same, a handler following the log (`Handle` with `Follow`)", bench: "WakeHandler/mode=handler-follower", base: "RawWake/n=1", baseLabel: "raw wake-up"},
 		}},
 		{title: "Retained types", rows: []row{
 			{label: "publish to a retained type, one drained subscription", bench: "PublishRetained", base: "PublishDirect", baseLabel: "direct delivery"},
