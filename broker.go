@@ -54,10 +54,12 @@ type Broker struct {
 	// running counts the goroutines of the broker: handlers' workers and
 	// Shutdown's drain (a seam for the tests).
 	running atomic.Int64
-	// probing counts the drains and Settles asking the handlers' workers
-	// whether they are idle (see quiet). A worker waits for its probes only
-	// while it is not zero: otherwise it waits on its wake-up channel
-	// alone, a receive that costs half what a select of two channels does.
+	// probing counts the calls of quiet in progress: a drain's or a
+	// Settle's rounds of probes, asking the handlers' workers whether they
+	// are idle. A worker that begins a wait while it is zero waits on its
+	// wake-up channel alone, a receive that costs about two thirds of what a
+	// select of two channels does; one that begins it while it is not zero
+	// waits for its probes too, until that wait ends.
 	probing atomic.Int32
 }
 

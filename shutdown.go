@@ -372,12 +372,15 @@ func (d *drain) quiet(parked map[handlerRef]parked, changed <-chan struct{}) (bo
 // quiet probes the handlers hs, but those parked, until two rounds in a row
 // find them quiescent (see drain), and reports true; false if changed or cut
 // is closed first, and then whether cut was. probing is their broker's count
-// of those probing: counted in it, quiet wakes every worker once, so that
-// one waiting without its probes (see Broker.probing) waits again with them.
+// of those probing: counted in it, each call wakes every worker once, so
+// that one waiting without its probes (see Broker.probing) waits again with
+// them.
 // Invariant: a worker that found probing zero and waits without its probes
-// found it so before the count went up, and the wake-up that follows the
-// count finds it waiting, or leaves a token that its wait takes at once; a
-// worker that looks at the count after that wake-up sees it counted.
+// found it so before the count went up. The wake-up that follows the count
+// finds it waiting, or leaves a token, or finds a token there that the
+// worker has not taken yet: the worker alone receives on its wake-up
+// channel, so its wait takes the token at once, and it then looks at the
+// count again, after the count went up, and waits with its probes.
 func quiet(probing *atomic.Int32, hs []handlerRef, parked map[handlerRef]parked, changed, cut <-chan struct{}) (quiet, wasCut bool) {
 	probing.Add(1)
 	defer probing.Add(-1)
