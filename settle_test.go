@@ -228,25 +228,16 @@ func TestSettleProbesHandlersThatWaitOnAReceiveAlone(t *testing.T) {
 				t.Fatalf("the idle workers wait in %q, want %q for both", got, want)
 			}
 		}
-		publish := func() {
+		for want := int64(2); want <= 4; want += 2 {
 			b.Publish(settleIn{})
 			b.Publish(settleOut{})
-		}
-		publish()
-		waits("chan receive")
-		if err := b.Settle(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if got := handled.Load(); got != 2 {
-			t.Fatalf("Settle returned with %d values handled, want 2", got)
-		}
-		publish()
-		waits("chan receive")
-		if err := b.Settle(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if got := handled.Load(); got != 4 {
-			t.Fatalf("Settle returned with %d values handled, want 4", got)
+			waits("chan receive")
+			if err := b.Settle(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := handled.Load(); got != want {
+				t.Fatalf("Settle returned with %d values handled, want %d", got, want)
+			}
 		}
 	})
 }
